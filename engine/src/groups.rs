@@ -1,0 +1,48 @@
+//! Group life by paths of empty cells, shared by Lifeline and Square Lifeline.
+
+use crate::bitset::CellSet;
+use crate::board::Board;
+
+/// The union of every group of `stones` from which no path of `empty` cells leads to another
+/// group of `stones` (RULES.md sections 2 and 3: such a group is dead).
+///
+/// Reachability through empty cells is symmetric, so when one group reaches another, every
+/// group touching the same empty region is alive and all of them are settled at once.
+pub fn dead_groups(board: &Board, stones: CellSet, empty: CellSet) -> CellSet {
+    let mut alive = CellSet::EMPTY;
+    let mut unsettled = stones;
+    while let Some(s) = unsettled.first() {
+        let group = board.flood(&CellSet::single(s), &stones);
+        let reach = board.flood(&(board.dilate(&group) & empty), &empty);
+        let touched = board.dilate(&reach) & stones;
+        if (touched - group).is_empty() {
+            unsettled -= group;
+        } else {
+            let connected = board.flood(&touched, &stones) | group;
+            alive |= connected;
+            unsettled -= connected;
+        }
+    }
+    stones - alive
+}
+
+/// Whether the group of `stones` containing `seed` reaches another group of `stones` through
+/// `empty` cells (that is, whether it is alive).
+#[inline]
+pub fn group_reaches_friend(board: &Board, seed: CellSet, stones: CellSet, empty: CellSet) -> bool {
+    let group = board.flood(&seed, &stones);
+    let reach = board.flood(&(board.dilate(&group) & empty), &empty);
+    !((board.dilate(&reach) & stones) - group).is_empty()
+}
+
+/// Groups of `stones` as separate sets (for tests and tools; allocates).
+pub fn groups(board: &Board, stones: CellSet) -> Vec<CellSet> {
+    let mut out = Vec::new();
+    let mut rest = stones;
+    while let Some(s) = rest.first() {
+        let g = board.flood(&CellSet::single(s), &stones);
+        rest -= g;
+        out.push(g);
+    }
+    out
+}

@@ -1,0 +1,36 @@
+//! The rules of the Lifeline family of games, and everything about them a learner needs that
+//! knows nothing of networks: boards and their symmetries, legal actions, notation and game
+//! records, position hashing, and positions as tensors.
+//!
+//! - [`board`]: cell graphs on hex and square lattices, bitsets ([`bitset`]) for flood fills.
+//! - [`game`]: the [`Game`] trait, [`Action`], [`Player`], [`Outcome`].
+//! - [`lifeline`]: Lifeline on hexhex boards with strong, weak and komi balancing.
+//! - [`games`]: [`games::GameConfig`] and [`games::AnyGame`] for dispatch by configuration.
+//! - [`encode`], [`notation`], [`record`]: tensors, text, and records that replay exactly.
+//!
+//! ```
+//! use engine::{Game, lifeline::{Lifeline, LifelineOptions, Balance}};
+//! let mut g = Lifeline::new(LifelineOptions::new(5, Balance::Strong)).unwrap();
+//! let mut legal = Vec::new();
+//! g.legal_actions(&mut legal);
+//! g.apply(legal[0]);
+//! assert_eq!(g.to_move(), engine::Player::Black, "a double placement: Black decides again");
+//! ```
+
+pub mod bitset;
+pub mod board;
+pub mod display;
+pub mod encode;
+pub mod game;
+pub mod games;
+pub mod groups;
+pub mod lifeline;
+pub mod notation;
+pub mod playout;
+pub mod record;
+pub mod testing;
+pub mod zobrist;
+
+pub use board::{Board, Cell};
+pub use game::{Action, EndReason, Game, GameError, Outcome, Player};
+pub use games::{AnyGame, GameConfig};

@@ -1,0 +1,564 @@
+//! Lifeline on hexhex boards (RULES.md section 2), with its three balancing methods.
+
+use crate::bitset::CellSet;
+use crate::board::{Board, Cell, Symmetry};
+use crate::encode::{fill_cells, fill_constant};
+use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
+use crate::groups::{dead_groups, group_reaches_friend};
+use crate::zobrist;
+use ndarray::ArrayViewMut3;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// How the first move's advantage is balanced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Balance {
+    /// Double placements on the first two placement turns; White may swap on its first turn.
+    #[default]
+    Strong,
+    /// Single stones, no removal before the fourth stone; White may swap after Black's stone.
+    Weak,
+    /// The weak opening without a swap; White may spend komi in the game proper.
+    Komi,
+}
+
+/// Options of a Lifeline game.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifelineOptions {
+    /// Board side, 3..=12.
+    #[serde(default = "default_size")]
+    pub size: usize,
+    #[serde(default)]
+    pub balance: Balance,
+    /// Komi points White may spend (only with `balance = "komi"`), 0..=12.
+    #[serde(default)]
+    pub komi: u8,
+    /// Turn cap: reaching it ends the game as an adjudicated draw. Default: 10 turns per cell.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+}
+
+fn default_size() -> usize {
+    7
+}
+
+impl Default for LifelineOptions {
+    fn default() -> Self {
+        LifelineOptions { size: default_size(), balance: Balance::Strong, komi: 0, max_turns: None }
+    }
+}
+
+impl LifelineOptions {
+    pub fn new(size: usize, balance: Balance) -> Self {
+        LifelineOptions { size, balance, ..Default::default() }
+    }
+
+    pub fn validate(&self) -> Result<(), GameError> {
+        if !(3..=12).contains(&self.size) {
+            return Err(GameError::BadOptions(format!("size must be between 3 and 12, not {}", self.size)));
+        }
+        if self.komi > 12 {
+            return Err(GameError::BadOptions(format!("komi must be between 0 and 12, not {}", self.komi)));
+        }
+        if self.komi > 0 && self.balance != Balance::Komi {
+            return Err(GameError::BadOptions("komi is only used with balance = \"komi\"".into()));
+        }
+        if self.max_turns == Some(0) {
+            return Err(GameError::BadOptions("max_turns must be positive".into()));
+        }
+        Ok(())
+    }
+
+    fn turn_cap(&self) -> u32 {
+        self.max_turns.unwrap_or(10 * (3 * self.size * (self.size - 1) + 1) as u32)
+    }
+}
+
+/// A position description: everything [`Lifeline`] needs to continue a game from any point,
+/// in notation (for tests and analysis tools).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifelinePosition {
+    pub to_move: Player,
+    #[serde(default)]
+    pub black: Vec<String>,
+    #[serde(default)]
+    pub white: Vec<String>,
+    /// Turns completed so far (swaps and komi spending count as turns).
+    pub turns: u32,
+    /// Placement turns completed (under `strong` the first two are double placements).
+    pub placement_turns: u32,
+    /// Stones placed so far (under `weak` and `komi` removal starts with the fourth).
+    pub stones_placed: u32,
+    /// The first stone of a double placement in progress (it is also in the mover's stones).
+    #[serde(default)]
+    pub pending: Option<String>,
+    #[serde(default)]
+    pub swapped: bool,
+    #[serde(default)]
+    pub komi_left: u8,
+}
+
+/// Number of input planes of the Lifeline encoding.
+pub const LIFELINE_PLANES: usize = 11;
+
+/// A Lifeline game state.
+#[derive(Clone, Debug)]
+pub struct Lifeline {
+    board: Arc<Board>,
+    opts: LifelineOptions,
+    stones: [CellSet; 2],
+    to_move: Player,
+    turns: u32,
+    placement_turns: u32,
+    stones_placed: u32,
+    pending: Option<Cell>,
+    swapped: bool,
+    komi_left: u8,
+    /// Cells where the opponent placed on its last turn (an input plane; not part of the hash).
+    last_placed: [Option<Cell>; 2],
+    ply: u32,
+    outcome: Option<Outcome>,
+    stones_hash: u64,
+}
+
+impl Lifeline {
+    /// The start of a game.
+    pub fn new(opts: LifelineOptions) -> Result<Lifeline, GameError> {
+        opts.validate()?;
+        let board = Arc::new(Board::hexhex(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
+        Ok(Self::with_board(board, opts))
+    }
+
+    /// The start of a game on a board already built (shares it between games).
+    pub fn with_board(board: Arc<Board>, opts: LifelineOptions) -> Lifeline {
+        let komi_left = if opts.balance == Balance::Komi { opts.komi } else { 0 };
+        Lifeline {
+            board,
+            opts,
+            stones: [CellSet::EMPTY; 2],
+            to_move: Player::Black,
+            turns: 0,
+            placement_turns: 0,
+            stones_placed: 0,
+            pending: None,
+            swapped: false,
+            komi_left,
+            last_placed: [None; 2],
+            ply: 0,
+            outcome: None,
+            stones_hash: 0,
+        }
+    }
+
+    /// Set up a position from its description. The outcome is computed as after a turn: if the
+    /// player to move has no legal action, that player has lost.
+    pub fn from_position(opts: LifelineOptions, pos: &LifelinePosition) -> Result<Lifeline, GameError> {
+        let mut g = Lifeline::new(opts)?;
+        let cells = |names: &[String]| -> Result<CellSet, GameError> {
+            let mut set = CellSet::EMPTY;
+            for n in names {
+                let c = g.board.parse_cell(n).ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
+                set.insert(c as usize);
+            }
+            Ok(set)
+        };
+        let black = cells(&pos.black)?;
+        let white = cells(&pos.white)?;
+        if black.intersects(&white) {
+            return Err(GameError::BadPosition("a cell holds both colours".into()));
+        }
+        g.stones = [black, white];
+        g.to_move = pos.to_move;
+        g.turns = pos.turns;
+        g.placement_turns = pos.placement_turns;
+        g.stones_placed = pos.stones_placed;
+        g.swapped = pos.swapped;
+        g.komi_left = pos.komi_left;
+        if let Some(p) = &pos.pending {
+            let c = g.board.parse_cell(p).ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
+            if !g.stones[pos.to_move.index()].contains(c as usize) {
+                return Err(GameError::BadPosition("the pending stone must be a stone of the player to move".into()));
+            }
+            if !g.is_double_turn() {
+                return Err(GameError::BadPosition("a pending stone needs a double-placement turn".into()));
+            }
+            g.pending = Some(c);
+        }
+        g.stones_hash = g.recompute_stones_hash();
+        if g.pending.is_none() {
+            g.settle_outcome();
+        }
+        Ok(g)
+    }
+
+    /// The description of this position.
+    pub fn position(&self) -> LifelinePosition {
+        let names = |s: &CellSet| s.iter().map(|c| self.board.cell_name(c as Cell)).collect();
+        LifelinePosition {
+            to_move: self.to_move,
+            black: names(&self.stones[0]),
+            white: names(&self.stones[1]),
+            turns: self.turns,
+            placement_turns: self.placement_turns,
+            stones_placed: self.stones_placed,
+            pending: self.pending.map(|c| self.board.cell_name(c)),
+            swapped: self.swapped,
+            komi_left: self.komi_left,
+        }
+    }
+
+    pub fn options(&self) -> &LifelineOptions {
+        &self.opts
+    }
+    pub fn stones(&self, p: Player) -> CellSet {
+        self.stones[p.index()]
+    }
+    pub fn komi_left(&self) -> u8 {
+        self.komi_left
+    }
+    pub fn swapped(&self) -> bool {
+        self.swapped
+    }
+    pub fn pending(&self) -> Option<Cell> {
+        self.pending
+    }
+    pub fn turns(&self) -> u32 {
+        self.turns
+    }
+
+    fn empty(&self) -> CellSet {
+        *self.board.on_board() - self.stones[0] - self.stones[1]
+    }
+
+    /// Whether the current placement turn places two stones.
+    pub fn is_double_turn(&self) -> bool {
+        self.opts.balance == Balance::Strong && self.placement_turns < 2
+    }
+
+    /// Whether dead groups are removed at the end of the current placement turn.
+    pub fn removal_applies(&self) -> bool {
+        match self.opts.balance {
+            Balance::Strong => true,
+            // The stone this turn places is stone number stones_placed + 1 (a pending stone of a
+            // double turn cannot occur here).
+            Balance::Weak | Balance::Komi => self.stones_placed + 1 >= 4,
+        }
+    }
+
+    fn swap_available(&self) -> bool {
+        self.opts.balance != Balance::Komi && self.turns == 1 && !self.swapped && self.pending.is_none()
+    }
+
+    fn komi_available(&self) -> bool {
+        self.opts.balance == Balance::Komi
+            && self.stones_placed >= 4
+            && self.to_move == Player::White
+            && self.komi_left > 0
+            && !self.stones[Player::White.index()].is_empty()
+    }
+
+    /// Stones of each colour after the mover adds `placed` (already on `own` or not) and the
+    /// removals of steps 2 and 3 happen. Returns `(own, enemy)`.
+    fn resolve(&self, own: CellSet, enemy: CellSet, removal: bool) -> (CellSet, CellSet) {
+        if !removal {
+            return (own, enemy);
+        }
+        let b = &*self.board;
+        let mut empty = *b.on_board() - own - enemy;
+        let dead_enemy = dead_groups(b, enemy, empty);
+        let enemy = enemy - dead_enemy;
+        empty |= dead_enemy;
+        let own = own - dead_groups(b, own, empty);
+        (own, enemy)
+    }
+
+    /// Whether the turn that adds `placed` to the mover's stones changes the board. `start_own`
+    /// is the mover's stones at the start of the turn.
+    fn turn_changes_board(&self, start_own: CellSet, placed: CellSet) -> bool {
+        let me = self.to_move.index();
+        let enemy = self.stones[1 - me];
+        let own = start_own | placed;
+        let removal = self.removal_applies();
+        if !removal {
+            return true;
+        }
+        let b = &*self.board;
+        let empty = *b.on_board() - own - enemy;
+        // A new stone whose group holds an old stone changes the board whether it lives or
+        // dies; a new stone whose group reaches another friendly group survives (enemy removal
+        // only adds empty cells). Either way the board changes.
+        for p in placed.iter() {
+            let group = b.flood(&CellSet::single(p), &own);
+            if group.intersects(&start_own) || group_reaches_friend(b, group, own, empty) {
+                return true;
+            }
+        }
+        let (own_after, enemy_after) = self.resolve(own, enemy, true);
+        own_after != start_own || enemy_after != enemy
+    }
+
+    /// Legality of a single-stone placement turn (or the second stone of a double turn) at `x`.
+    /// `near_own` is the set of empty cells adjacent to a stone of the mover that was on the
+    /// board at the start of the turn.
+    #[inline]
+    fn completes_turn(&self, x: Cell, start_own: CellSet, near_own: &CellSet) -> bool {
+        let adj = self.board.adjacent(x);
+        // Fast paths for the common case: next to an old friendly stone (its group changes the
+        // board whatever happens), or next to an empty cell next to one (the stone lives).
+        if !self.removal_applies() || adj.intersects(&start_own) || adj.intersects(near_own) {
+            return true;
+        }
+        let placed = match self.pending {
+            Some(a) => CellSet::single(a as usize) | CellSet::single(x as usize),
+            None => CellSet::single(x as usize),
+        };
+        self.turn_changes_board(start_own, placed)
+    }
+
+    /// Whether `a` can be the first stone of a legal double placement.
+    fn starts_double(&self, a: Cell, start_own: CellSet, empty: &CellSet) -> bool {
+        let placed_a = CellSet::single(a as usize);
+        (*empty - placed_a).iter().any(|b| self.turn_changes_board(start_own, placed_a | CellSet::single(b)))
+    }
+
+    fn start_own(&self) -> CellSet {
+        let own = self.stones[self.to_move.index()];
+        match self.pending {
+            Some(a) => own - CellSet::single(a as usize),
+            None => own,
+        }
+    }
+
+    /// Visit legal actions in order until `f` returns true; returns whether it did.
+    fn for_each_legal(&self, mut f: impl FnMut(Action) -> bool) -> bool {
+        if self.outcome.is_some() {
+            return false;
+        }
+        if self.swap_available() && f(Action::Swap) {
+            return true;
+        }
+        if self.komi_available() && f(Action::SpendKomi) {
+            return true;
+        }
+        let empty = self.empty();
+        let start_own = self.start_own();
+        if self.is_double_turn() && self.pending.is_none() {
+            for a in empty.iter() {
+                if self.starts_double(a as Cell, start_own, &empty) && f(Action::Cell(a as Cell)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        let near_own = self.board.dilate(&start_own) & empty;
+        for x in empty.iter() {
+            if self.completes_turn(x as Cell, start_own, &near_own) && f(Action::Cell(x as Cell)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn recompute_stones_hash(&self) -> u64 {
+        zobrist::stones(0, &self.stones[0]) ^ zobrist::stones(1, &self.stones[1])
+    }
+
+    fn meta_hash(&self) -> u64 {
+        let mut h = if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+        if let Some(p) = self.pending {
+            h ^= zobrist::MARK[p as usize];
+        }
+        h ^= zobrist::counter(0, self.placement_turns.min(2) as usize);
+        h ^= zobrist::counter(1, self.stones_placed.min(4) as usize);
+        h ^= zobrist::counter(2, self.swapped as usize);
+        h ^= zobrist::counter(3, self.komi_left as usize);
+        h ^= zobrist::counter(4, self.turns.min(2) as usize);
+        h
+    }
+
+    fn set_stones(&mut self, colour: usize, new: CellSet) {
+        let changed = self.stones[colour] ^ new;
+        for c in changed.iter() {
+            self.stones_hash ^= zobrist::STONE[colour][c];
+        }
+        self.stones[colour] = new;
+    }
+
+    fn end_turn(&mut self) {
+        self.turns += 1;
+        self.to_move = self.to_move.opponent();
+        self.pending = None;
+        self.settle_outcome();
+    }
+
+    fn settle_outcome(&mut self) {
+        if !self.for_each_legal(|_| true) {
+            self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
+        } else if self.turns >= self.opts.turn_cap() {
+            self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
+        }
+    }
+}
+
+impl Game for Lifeline {
+    fn board(&self) -> &Board {
+        &self.board
+    }
+
+    fn to_move(&self) -> Player {
+        self.to_move
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        self.for_each_legal(|a| {
+            out.push(a);
+            false
+        });
+    }
+
+    fn is_legal(&self, action: Action) -> bool {
+        if self.outcome.is_some() {
+            return false;
+        }
+        match action {
+            Action::Swap => self.swap_available(),
+            Action::SpendKomi => self.komi_available(),
+            Action::RemovePrisoner => false,
+            Action::Cell(x) => {
+                let empty = self.empty();
+                if !self.board.contains(x) || !empty.contains(x as usize) {
+                    return false;
+                }
+                let start_own = self.start_own();
+                if self.is_double_turn() && self.pending.is_none() {
+                    return self.starts_double(x, start_own, &empty);
+                }
+                let near_own = self.board.dilate(&start_own) & empty;
+                self.completes_turn(x, start_own, &near_own)
+            }
+        }
+    }
+
+    fn apply(&mut self, action: Action) {
+        debug_assert!(self.is_legal(action), "illegal {action:?} in {:?}", self.position());
+        self.ply += 1;
+        let me = self.to_move.index();
+        match action {
+            Action::Swap => {
+                let [b, w] = self.stones;
+                self.set_stones(0, w);
+                self.set_stones(1, b);
+                self.swapped = true;
+                self.last_placed = [None; 2];
+                self.end_turn();
+            }
+            Action::SpendKomi => {
+                self.komi_left -= 1;
+                self.last_placed = [None; 2];
+                self.end_turn();
+            }
+            Action::RemovePrisoner => unreachable!("Lifeline has no prison"),
+            Action::Cell(x) => {
+                let start_own = self.start_own();
+                let own = self.stones[me] | CellSet::single(x as usize);
+                self.set_stones(me, own);
+                self.stones_placed += 1;
+                if self.is_double_turn() && self.pending.is_none() {
+                    self.pending = Some(x);
+                    return;
+                }
+                self.last_placed = [self.pending, Some(x)];
+                let removal = self.removal_applies_after_placing();
+                let (own_after, enemy_after) = self.resolve(own, self.stones[1 - me], removal);
+                debug_assert!(own_after != start_own || enemy_after != self.stones[1 - me]);
+                self.set_stones(me, own_after);
+                self.set_stones(1 - me, enemy_after);
+                self.placement_turns += 1;
+                self.end_turn();
+            }
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        self.stones_hash ^ self.meta_hash()
+    }
+
+    fn recompute_hash(&self) -> u64 {
+        self.recompute_stones_hash() ^ self.meta_hash()
+    }
+
+    fn ply(&self) -> u32 {
+        self.ply
+    }
+
+    fn num_planes(&self) -> usize {
+        LIFELINE_PLANES
+    }
+
+    /// Planes: 0 own stones, 1 enemy stones, 2 on-board mask, 3 the pending first stone of a
+    /// double placement, 4 double-placement turn, 5 swap available, 6 no removal this turn
+    /// (weak/komi opening), 7 own komi left / 12, 8 enemy komi left / 12, 9 Black to move,
+    /// 10 the opponent's stones placed on its last turn.
+    fn encode(&self, mut out: ArrayViewMut3<'_, f32>) {
+        out.fill(0.0);
+        let b = &*self.board;
+        let me = self.to_move.index();
+        fill_cells(&mut out, 0, b, &self.stones[me]);
+        fill_cells(&mut out, 1, b, &self.stones[1 - me]);
+        fill_constant(&mut out, 2, b, 1.0);
+        if let Some(p) = self.pending {
+            fill_cells(&mut out, 3, b, &CellSet::single(p as usize));
+        }
+        if self.is_double_turn() {
+            fill_constant(&mut out, 4, b, 1.0);
+        }
+        if self.swap_available() {
+            fill_constant(&mut out, 5, b, 1.0);
+        }
+        if !self.removal_applies() {
+            fill_constant(&mut out, 6, b, 1.0);
+        }
+        let komi = self.komi_left as f32 / 12.0;
+        let (own_komi, enemy_komi) = if self.to_move == Player::White { (komi, 0.0) } else { (0.0, komi) };
+        fill_constant(&mut out, 7, b, own_komi);
+        fill_constant(&mut out, 8, b, enemy_komi);
+        if self.to_move == Player::Black {
+            fill_constant(&mut out, 9, b, 1.0);
+        }
+        if self.pending.is_none() {
+            let last: CellSet = self.last_placed.iter().flatten().map(|&c| c as usize).collect();
+            fill_cells(&mut out, 10, b, &last);
+        }
+    }
+
+    fn transformed(&self, sym: &Symmetry) -> Self {
+        let mut g = self.clone();
+        g.stones = [sym.apply_set(&self.stones[0]), sym.apply_set(&self.stones[1])];
+        g.pending = self.pending.map(|c| sym.apply(c));
+        g.last_placed = self.last_placed.map(|c| c.map(|c| sym.apply(c)));
+        g.stones_hash = g.recompute_stones_hash();
+        g
+    }
+
+    fn global_tokens(&self) -> &'static str {
+        "swap or komi"
+    }
+}
+
+impl Lifeline {
+    /// `removal_applies` as seen after `stones_placed` has counted the stone just placed.
+    fn removal_applies_after_placing(&self) -> bool {
+        match self.opts.balance {
+            Balance::Strong => true,
+            Balance::Weak | Balance::Komi => self.stones_placed >= 4,
+        }
+    }
+}

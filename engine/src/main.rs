@@ -1,0 +1,117 @@
+//! `engine`: play and inspect games from the command line.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use engine::display::render;
+use engine::games::{AnyGame, GameConfig};
+use engine::record::GameRecord;
+use engine::{Game, Player};
+use rand::{Rng, SeedableRng};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "engine", about = "Rules of the Lifeline family: play random games, replay records")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Play one uniformly random game and print every move and the final board.
+    Random {
+        /// A game config, e.g. configs/lifeline-5-quick.toml (its `game` and `[options]`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Game as JSON when no config is given.
+        #[arg(long, default_value = r#"{"game":"lifeline","options":{"size":5}}"#)]
+        game: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print the game record as a JSON line at the end.
+        #[arg(long)]
+        record: bool,
+    },
+    /// Replay every record of a JSON-lines file and report the results.
+    Replay { file: PathBuf },
+}
+
+/// The `game` part of a config file.
+#[derive(serde::Deserialize)]
+struct ConfigFile {
+    #[serde(flatten)]
+    game: GameConfig,
+}
+
+fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
+    match config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let table: toml::Table = toml::from_str(&text).with_context(|| format!("{} is not valid TOML", p.display()))?;
+            let game = table.get("game").cloned().with_context(|| format!("{}: no `game` field", p.display()))?;
+            let mut t = toml::Table::new();
+            t.insert("game".into(), game);
+            if let Some(o) = table.get("options") {
+                t.insert("options".into(), o.clone());
+            } else {
+                t.insert("options".into(), toml::Value::Table(Default::default()));
+            }
+            let cfg: ConfigFile = t.try_into().with_context(|| format!("{}: bad game options", p.display()))?;
+            Ok(cfg.game)
+        }
+        None => serde_json::from_str(json).context("--game is not a valid game description"),
+    }
+}
+
+fn symbol(g: &AnyGame, c: engine::Cell) -> char {
+    match g {
+        AnyGame::Lifeline(l) => {
+            if l.stones(Player::Black).contains(c as usize) {
+                'X'
+            } else if l.stones(Player::White).contains(c as usize) {
+                'O'
+            } else {
+                '.'
+            }
+        }
+    }
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Random { config, game, seed, record } => {
+            let cfg = load_game(&config, &game)?;
+            let mut g = cfg.start()?;
+            let start = g.clone();
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut legal = Vec::new();
+            let mut actions = Vec::new();
+            println!("{} (seed {seed}); X = black, O = white", cfg.label());
+            while g.outcome().is_none() {
+                g.legal_actions(&mut legal);
+                let a = legal[rng.gen_range(0..legal.len())];
+                println!("{:>4}. {:<5} {:<8} ({} legal)", g.ply() + 1, g.to_move().to_string(), g.action_to_string(a), legal.len());
+                g.apply(a);
+                actions.push(a);
+            }
+            print!("{}", render(g.board(), |c| symbol(&g, c)));
+            let o = g.outcome().unwrap();
+            match o.winner {
+                Some(w) => println!("{w} wins ({:?}) after {} actions", o.reason, actions.len()),
+                None => println!("draw ({:?}) after {} actions", o.reason, actions.len()),
+            }
+            if record {
+                println!("{}", GameRecord::new(cfg, &start, &actions, &g).to_json_line());
+            }
+        }
+        Cmd::Replay { file } => {
+            let records = engine::record::read_records(&file)?;
+            for (i, r) in records.iter().enumerate() {
+                let g = r.replay().with_context(|| format!("{}: record {}", file.display(), i + 1))?;
+                println!("record {}: {} actions, {:?}", i + 1, r.actions.len(), g.outcome());
+            }
+        }
+    }
+    Ok(())
+}
