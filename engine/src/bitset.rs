@@ -86,6 +86,17 @@ impl CellSet {
         None
     }
 
+    /// Highest position in the set.
+    #[inline]
+    pub fn last(&self) -> Option<usize> {
+        for (w, &word) in self.words.iter().enumerate().rev() {
+            if word != 0 {
+                return Some(w * 64 + 63 - word.leading_zeros() as usize);
+            }
+        }
+        None
+    }
+
     /// Shift every bit towards higher positions by `k` (< 64); bits pushed past the capacity are
     /// lost.
     #[inline]
@@ -259,6 +270,8 @@ mod tests {
         assert_eq!(s.iter().collect::<Vec<_>>(), cells);
         assert_eq!(s.len(), cells.len());
         assert_eq!(s.first(), Some(0));
+        assert_eq!(s.last(), Some(CellSet::CAPACITY - 1));
+        assert_eq!(CellSet::EMPTY.last(), None);
         assert_eq!(CellSet::below(70).len(), 70);
         assert!(CellSet::below(70).contains(69) && !CellSet::below(70).contains(70));
     }

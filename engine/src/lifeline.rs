@@ -122,6 +122,10 @@ pub struct Lifeline {
     ply: u32,
     outcome: Option<Outcome>,
     stones_hash: u64,
+    /// No group of either colour is dead on the board at the start of the current turn. True
+    /// after every turn with removal (RULES.md section 2 removes exactly the dead groups, and
+    /// removing stones never kills another group); it lets legality be decided locally.
+    settled: bool,
 }
 
 impl Lifeline {
@@ -150,6 +154,7 @@ impl Lifeline {
             ply: 0,
             outcome: None,
             stones_hash: 0,
+            settled: true,
         }
     }
 
@@ -188,6 +193,7 @@ impl Lifeline {
             g.pending = Some(c);
         }
         g.stones_hash = g.recompute_stones_hash();
+        g.settled = g.no_dead_group(g.start_own(), g.stones[1 - g.to_move.index()]);
         if g.pending.is_none() {
             g.settle_outcome();
         }
@@ -275,18 +281,23 @@ impl Lifeline {
         (own, enemy)
     }
 
+    fn no_dead_group(&self, a: CellSet, b: CellSet) -> bool {
+        let empty = *self.board.on_board() - a - b;
+        dead_groups(&self.board, a, empty).is_empty() && dead_groups(&self.board, b, empty).is_empty()
+    }
+
     /// Whether the turn that adds `placed` to the mover's stones changes the board. `start_own`
     /// is the mover's stones at the start of the turn.
     fn turn_changes_board(&self, start_own: CellSet, placed: CellSet) -> bool {
         let me = self.to_move.index();
         let enemy = self.stones[1 - me];
         let own = start_own | placed;
-        let removal = self.removal_applies();
-        if !removal {
+        if !self.removal_applies() {
             return true;
         }
         let b = &*self.board;
-        let empty = *b.on_board() - own - enemy;
+        let empty_before = *b.on_board() - start_own - enemy;
+        let empty = empty_before - placed;
         // A new stone whose group holds an old stone changes the board whether it lives or
         // dies; a new stone whose group reaches another friendly group survives (enemy removal
         // only adds empty cells). Either way the board changes.
@@ -296,8 +307,25 @@ impl Lifeline {
                 return true;
             }
         }
-        let (own_after, enemy_after) = self.resolve(own, enemy, true);
-        own_after != start_own || enemy_after != enemy
+        if !self.settled {
+            let (own_after, enemy_after) = self.resolve(own, enemy, true);
+            return own_after != start_own || enemy_after != enemy;
+        }
+        // Every new stone dies unless something else is removed. All groups were alive at the
+        // start of the turn and filling cells only removes paths, so the groups that can die
+        // are those touching the empty regions the new stones were placed in; the board
+        // changes exactly when one of them does.
+        let filled = b.flood(&placed, &empty_before);
+        let mut touched = b.dilate(&filled) & (enemy | start_own);
+        while let Some(s) = touched.first() {
+            let (colour_stones, seed) = if enemy.contains(s) { (enemy, s) } else { (own, s) };
+            let group = b.flood(&CellSet::single(seed), &colour_stones);
+            touched -= group;
+            if !group_reaches_friend(b, group, colour_stones, empty) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Legality of a single-stone placement turn (or the second stone of a double turn) at `x`.
@@ -320,8 +348,22 @@ impl Lifeline {
 
     /// Whether `a` can be the first stone of a legal double placement.
     fn starts_double(&self, a: Cell, start_own: CellSet, empty: &CellSet) -> bool {
+        let b = &*self.board;
+        // Next to an old friendly stone: any second stone completes the turn.
+        if self.removal_applies() && b.adjacent(a).intersects(&start_own) {
+            return true;
+        }
         let placed_a = CellSet::single(a as usize);
-        (*empty - placed_a).iter().any(|b| self.turn_changes_board(start_own, placed_a | CellSet::single(b)))
+        let rest = *empty - placed_a;
+        // Likely completions first: a second stone reachable from `a` through empty cells but
+        // not next to it, so that the two stones keep each other alive.
+        let reach = b.flood(&(*b.adjacent(a) & rest), &rest) - *b.adjacent(a);
+        for candidate in [reach.first(), reach.last()].into_iter().flatten() {
+            if self.turn_changes_board(start_own, placed_a | CellSet::single(candidate)) {
+                return true;
+            }
+        }
+        rest.iter().any(|c| self.turn_changes_board(start_own, placed_a | CellSet::single(c)))
     }
 
     fn start_own(&self) -> CellSet {
@@ -481,6 +523,7 @@ impl Game for Lifeline {
                 debug_assert!(own_after != start_own || enemy_after != self.stones[1 - me]);
                 self.set_stones(me, own_after);
                 self.set_stones(1 - me, enemy_after);
+                self.settled = removal || self.no_dead_group(own_after, enemy_after);
                 self.placement_turns += 1;
                 self.end_turn();
             }
