@@ -131,6 +131,10 @@ impl CellSet {
     pub fn words(&self) -> &[u64; WORDS] {
         &self.words
     }
+
+    pub fn words_mut(&mut self) -> &mut [u64; WORDS] {
+        &mut self.words
+    }
 }
 
 /// Iterator over the members of a [`CellSet`].

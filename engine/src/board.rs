@@ -88,6 +88,8 @@ pub struct Board {
     height: usize,
     stride: usize,
     on_board: CellSet,
+    /// Number of 64-bit words the padded grid occupies.
+    words: usize,
     cells: Vec<Cell>,
     dirs: Vec<Dir>,
     /// Padded-position offset of each direction.
@@ -189,6 +191,7 @@ impl Board {
             height,
             stride,
             on_board,
+            words: (stride * height).div_ceil(64),
             cells,
             dirs: dirs.to_vec(),
             offsets,
@@ -347,11 +350,28 @@ impl Board {
     /// Every cell adjacent to a member of `set`, members included, restricted to the board.
     #[inline]
     pub fn dilate(&self, set: &CellSet) -> CellSet {
-        let mut out = *set;
-        for &off in &self.offsets {
-            out |= if off > 0 { set.shl(off as u32) } else { set.shr((-off) as u32) };
+        macro_rules! go {
+            ($n:literal) => {{
+                let mut out = CellSet::EMPTY;
+                let w: &[u64; $n] = set.words()[..$n].try_into().unwrap();
+                let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
+                let r = dilate_words::<$n>(w, m, &self.offsets);
+                out.words_mut()[..$n].copy_from_slice(&r);
+                out
+            }};
         }
-        out & self.on_board
+        // Only the words the grid occupies are shifted: a side-5 hexhex board needs 2 of the 9.
+        match self.words {
+            1 => go!(1),
+            2 => go!(2),
+            3 => go!(3),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            8 => go!(8),
+            _ => go!(9),
+        }
     }
 
     /// The cells adjacent to `set` and not in it.
@@ -364,13 +384,27 @@ impl Board {
     /// where they are not in `within`).
     #[inline]
     pub fn flood(&self, seed: &CellSet, within: &CellSet) -> CellSet {
-        let mut cur = *seed;
-        loop {
-            let next = (self.dilate(&cur) & *within) | cur;
-            if next == cur {
-                return cur;
-            }
-            cur = next;
+        macro_rules! go {
+            ($n:literal) => {{
+                let mut out = CellSet::EMPTY;
+                let s: &[u64; $n] = seed.words()[..$n].try_into().unwrap();
+                let w: &[u64; $n] = within.words()[..$n].try_into().unwrap();
+                let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
+                let r = flood_words::<$n>(s, w, m, &self.offsets);
+                out.words_mut()[..$n].copy_from_slice(&r);
+                out
+            }};
+        }
+        match self.words {
+            1 => go!(1),
+            2 => go!(2),
+            3 => go!(3),
+            4 => go!(4),
+            5 => go!(5),
+            6 => go!(6),
+            7 => go!(7),
+            8 => go!(8),
+            _ => go!(9),
         }
     }
 
@@ -400,6 +434,46 @@ impl PartialEq for Board {
             && self.height == other.height
             && self.on_board == other.on_board
             && self.dirs == other.dirs
+    }
+}
+
+#[inline(always)]
+fn dilate_words<const N: usize>(w: &[u64; N], mask: &[u64; N], offsets: &[i32]) -> [u64; N] {
+    let mut out = *w;
+    for &off in offsets {
+        if off > 0 {
+            let k = off as u32;
+            out[0] |= w[0] << k;
+            for i in 1..N {
+                out[i] |= (w[i] << k) | (w[i - 1] >> (64 - k));
+            }
+        } else {
+            let k = (-off) as u32;
+            for i in 0..N - 1 {
+                out[i] |= (w[i] >> k) | (w[i + 1] << (64 - k));
+            }
+            out[N - 1] |= w[N - 1] >> k;
+        }
+    }
+    for i in 0..N {
+        out[i] &= mask[i];
+    }
+    out
+}
+
+#[inline(always)]
+fn flood_words<const N: usize>(seed: &[u64; N], within: &[u64; N], mask: &[u64; N], offsets: &[i32]) -> [u64; N] {
+    let mut cur = *seed;
+    loop {
+        let d = dilate_words::<N>(&cur, mask, offsets);
+        let mut next = cur;
+        for i in 0..N {
+            next[i] |= d[i] & within[i];
+        }
+        if next == cur {
+            return cur;
+        }
+        cur = next;
     }
 }
 

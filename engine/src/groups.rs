@@ -35,6 +35,23 @@ pub fn group_reaches_friend(board: &Board, seed: CellSet, stones: CellSet, empty
     !((board.dilate(&reach) & stones) - group).is_empty()
 }
 
+/// The union of the groups of `stones` that meet `candidates` and are dead (no path of `empty`
+/// cells to another group of `stones`).
+#[inline]
+pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: CellSet) -> CellSet {
+    let mut dead = CellSet::EMPTY;
+    let mut todo = candidates & stones;
+    while let Some(s) = todo.first() {
+        let group = board.flood(&CellSet::single(s), &stones);
+        todo -= group;
+        let reach = board.flood(&(board.dilate(&group) & empty), &empty);
+        if ((board.dilate(&reach) & stones) - group).is_empty() {
+            dead |= group;
+        }
+    }
+    dead
+}
+
 /// Groups of `stones` as separate sets (for tests and tools; allocates).
 pub fn groups(board: &Board, stones: CellSet) -> Vec<CellSet> {
     let mut out = Vec::new();

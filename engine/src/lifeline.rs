@@ -4,7 +4,7 @@ use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
-use crate::groups::{dead_groups, group_reaches_friend};
+use crate::groups::{dead_among, dead_groups, group_reaches_friend};
 use crate::zobrist;
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -281,6 +281,51 @@ impl Lifeline {
         (own, enemy)
     }
 
+    /// [`Lifeline::resolve`] for a settled position (no dead group at the start of the turn):
+    /// only groups touching the empty regions the new stones went into, and the new stones'
+    /// own groups, can die, so only those are examined.
+    fn resolve_settled(&self, start_own: CellSet, placed: CellSet, enemy: CellSet) -> (CellSet, CellSet) {
+        let b = &*self.board;
+        let own = start_own | placed;
+        let empty_before = *b.on_board() - start_own - enemy;
+        let filled = b.flood(&placed, &empty_before);
+        let border = b.dilate(&filled);
+        let mut empty = empty_before - placed;
+        let dead_enemy = dead_among(b, border & enemy, enemy, empty);
+        let enemy = enemy - dead_enemy;
+        empty |= dead_enemy;
+        let dead_own = dead_among(b, (border & own) | placed, own, empty);
+        (own - dead_own, enemy)
+    }
+
+    /// The legal single-stone placements of a settled position in the game proper.
+    fn single_placements(&self, start_own: CellSet, empty: CellSet) -> CellSet {
+        let b = &*self.board;
+        let enemy = self.stones[1 - self.to_move.index()];
+        // Every cell of an empty region touching a friendly stone is legal: the new stone is
+        // next to that stone (its group holds an old stone), or a shortest path of empty cells
+        // from one of its neighbours to a friendly stone avoids it, so it lives.
+        let mut legal = b.flood(&(b.dilate(&start_own) & empty), &empty);
+        let mut rest = empty - legal;
+        while let Some(x) = rest.first() {
+            // A region no friendly stone touches: the new stone dies alone and friendly groups
+            // do not use the region, so the placement is legal only if it kills an enemy group.
+            // Enemy groups that stay connected even with the whole region filled cannot die.
+            let region = b.flood(&CellSet::single(x), &empty);
+            rest -= region;
+            let fragile = dead_among(b, b.dilate(&region) & enemy, enemy, empty - region);
+            if fragile.is_empty() {
+                continue;
+            }
+            for y in region.iter() {
+                if self.turn_changes_board(start_own, CellSet::single(y)) {
+                    legal.insert(y);
+                }
+            }
+        }
+        legal
+    }
+
     fn no_dead_group(&self, a: CellSet, b: CellSet) -> bool {
         let empty = *self.board.on_board() - a - b;
         dead_groups(&self.board, a, empty).is_empty() && dead_groups(&self.board, b, empty).is_empty()
@@ -355,6 +400,11 @@ impl Lifeline {
         }
         let placed_a = CellSet::single(a as usize);
         let rest = *empty - placed_a;
+        // A second stone two steps away through an empty cell: the two keep each other alive.
+        let around = *b.adjacent(a) & rest;
+        if !((b.dilate(&around) & rest) - *b.adjacent(a)).is_empty() && self.removal_applies() {
+            return true;
+        }
         // Likely completions first: a second stone reachable from `a` through empty cells but
         // not next to it, so that the two stones keep each other alive.
         let reach = b.flood(&(*b.adjacent(a) & rest), &rest) - *b.adjacent(a);
@@ -396,12 +446,33 @@ impl Lifeline {
             return false;
         }
         let near_own = self.board.dilate(&start_own) & empty;
+        if self.pending.is_none() && self.settled && self.removal_applies() {
+            let legal = self.single_placements(start_own, empty);
+            debug_assert!(
+                empty.iter().all(|x| legal.contains(x) == self.completes_turn(x as Cell, start_own, &near_own)),
+                "single_placements disagrees with the per-cell rule"
+            );
+            return legal.iter().any(|x| f(Action::Cell(x as Cell)));
+        }
         for x in empty.iter() {
             if self.completes_turn(x as Cell, start_own, &near_own) && f(Action::Cell(x as Cell)) {
                 return true;
             }
         }
         false
+    }
+
+    fn has_legal_action(&self) -> bool {
+        // Fast path: in the game proper a cell next to a friendly stone, or next to an empty
+        // cell next to one, is always legal (see `completes_turn`).
+        if self.pending.is_none() && !self.is_double_turn() {
+            let own = self.stones[self.to_move.index()];
+            let empty = self.empty();
+            if !(self.board.dilate(&(self.board.dilate(&own) & empty)) & empty).is_empty() {
+                return true;
+            }
+        }
+        self.for_each_legal(|_| true)
     }
 
     fn recompute_stones_hash(&self) -> u64 {
@@ -437,7 +508,7 @@ impl Lifeline {
     }
 
     fn settle_outcome(&mut self) {
-        if !self.for_each_legal(|_| true) {
+        if !self.has_legal_action() {
             self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
         } else if self.turns >= self.opts.turn_cap() {
             self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
@@ -519,7 +590,17 @@ impl Game for Lifeline {
                 }
                 self.last_placed = [self.pending, Some(x)];
                 let removal = self.removal_applies_after_placing();
-                let (own_after, enemy_after) = self.resolve(own, self.stones[1 - me], removal);
+                let placed = match self.pending {
+                    Some(a) => CellSet::single(a as usize) | CellSet::single(x as usize),
+                    None => CellSet::single(x as usize),
+                };
+                let (own_after, enemy_after) = if removal && self.settled {
+                    let local = self.resolve_settled(start_own, placed, self.stones[1 - me]);
+                    debug_assert_eq!(local, self.resolve(own, self.stones[1 - me], true), "local resolve");
+                    local
+                } else {
+                    self.resolve(own, self.stones[1 - me], removal)
+                };
                 debug_assert!(own_after != start_own || enemy_after != self.stones[1 - me]);
                 self.set_stones(me, own_after);
                 self.set_stones(1 - me, enemy_after);
