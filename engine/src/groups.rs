@@ -31,7 +31,19 @@ pub fn dead_groups(board: &Board, stones: CellSet, empty: CellSet) -> CellSet {
 #[inline]
 pub fn group_reaches_friend(board: &Board, seed: CellSet, stones: CellSet, empty: CellSet) -> bool {
     let group = board.flood(&seed, &stones);
-    let reach = board.flood(&(board.dilate(&group) & empty), &empty);
+    reaches_friend(board, group, stones, empty)
+}
+
+/// Whether `group` (a whole group of `stones`) reaches another group of `stones` through
+/// `empty` cells.
+#[inline]
+fn reaches_friend(board: &Board, group: CellSet, stones: CellSet, empty: CellSet) -> bool {
+    let start = board.dilate(&group) & empty;
+    // Most living groups have a friend two steps away: skip the flood for them.
+    if !((board.dilate(&start) & stones) - group).is_empty() {
+        return true;
+    }
+    let reach = board.flood(&start, &empty);
     !((board.dilate(&reach) & stones) - group).is_empty()
 }
 
@@ -44,8 +56,7 @@ pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: Ce
     while let Some(s) = todo.first() {
         let group = board.flood(&CellSet::single(s), &stones);
         todo -= group;
-        let reach = board.flood(&(board.dilate(&group) & empty), &empty);
-        if ((board.dilate(&reach) & stones) - group).is_empty() {
+        if !reaches_friend(board, group, stones, empty) {
             dead |= group;
         }
     }

@@ -288,9 +288,33 @@ impl Lifeline {
         let b = &*self.board;
         let own = start_own | placed;
         let empty_before = *b.on_board() - start_own - enemy;
+        let mut empty = empty_before - placed;
+        if placed.len() == 1 {
+            let x = placed.first().unwrap();
+            let open = *b.adjacent(x as Cell) & empty;
+            if let Some(e) = open.first() {
+                let rest = b.flood(&CellSet::single(e), &empty);
+                if (open - rest).is_empty() {
+                    // The region around x stays in one piece. Enemy groups keep their mutual
+                    // connections through it unless one of them touched it only at x; the new
+                    // stone's group either lives, and then every friendly group touching the
+                    // region reaches it, or it is the only friendly group touching the region,
+                    // and then no other friendly group depended on the region.
+                    let lost = (*b.adjacent(x as Cell) & enemy) - b.dilate(&rest);
+                    let dead_enemy = if lost.is_empty() {
+                        CellSet::EMPTY
+                    } else {
+                        dead_among(b, lost | (b.dilate(&rest) & enemy), enemy, empty)
+                    };
+                    let enemy = enemy - dead_enemy;
+                    empty |= dead_enemy;
+                    let dead_own = dead_among(b, placed, own, empty);
+                    return (own - dead_own, enemy);
+                }
+            }
+        }
         let filled = b.flood(&placed, &empty_before);
         let border = b.dilate(&filled);
-        let mut empty = empty_before - placed;
         let dead_enemy = dead_among(b, border & enemy, enemy, empty);
         let enemy = enemy - dead_enemy;
         empty |= dead_enemy;
@@ -317,8 +341,11 @@ impl Lifeline {
             if fragile.is_empty() {
                 continue;
             }
+            // Only the fragile groups can die, and a stone there kills one exactly when it cuts
+            // its last connection.
             for y in region.iter() {
-                if self.turn_changes_board(start_own, CellSet::single(y)) {
+                let filled = empty - CellSet::single(y);
+                if !dead_among(b, fragile, enemy, filled).is_empty() {
                     legal.insert(y);
                 }
             }
@@ -446,7 +473,21 @@ impl Lifeline {
             return false;
         }
         let near_own = self.board.dilate(&start_own) & empty;
-        if self.pending.is_none() && self.settled && self.removal_applies() {
+        if let Some(a) = self.pending {
+            // The second stone of a double placement: one that is not next to the first and
+            // lies in an empty region touching a friendly stone lives (see `single_placements`).
+            let own_now = self.stones[self.to_move.index()];
+            let lives = self.board.flood(&(self.board.dilate(&own_now) & empty), &empty) - *self.board.adjacent(a);
+            for x in empty.iter() {
+                let legal = lives.contains(x) || self.completes_turn(x as Cell, start_own, &near_own);
+                debug_assert!(!lives.contains(x) || self.completes_turn(x as Cell, start_own, &near_own));
+                if legal && f(Action::Cell(x as Cell)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        if self.settled && self.removal_applies() {
             let legal = self.single_placements(start_own, empty);
             debug_assert!(
                 empty.iter().all(|x| legal.contains(x) == self.completes_turn(x as Cell, start_own, &near_own)),
