@@ -292,6 +292,18 @@ impl Lifeline {
         if placed.len() == 1 {
             let x = placed.first().unwrap();
             let open = *b.adjacent(x as Cell) & empty;
+            // The six neighbours of a hex cell form a ring in direction order, each next to the
+            // following one. When the empty ones form one arc they stay connected without x, so
+            // the region is not split; if moreover every enemy stone next to x also touches that
+            // arc, no enemy group loses its connections and only the new stone's group can die.
+            if !open.is_empty() {
+                let is_open = |d: usize| b.step(x as Cell, d).is_some_and(|c| open.contains(c as usize));
+                let arcs = (0..6).filter(|&d| is_open(d) && !is_open((d + 5) % 6)).count();
+                if arcs <= 1 && ((*b.adjacent(x as Cell) & enemy) - b.dilate(&open)).is_empty() {
+                    let dead_own = dead_among(b, placed, own, empty);
+                    return (own - dead_own, enemy);
+                }
+            }
             if let Some(e) = open.first() {
                 let rest = b.flood(&CellSet::single(e), &empty);
                 if (open - rest).is_empty() {
