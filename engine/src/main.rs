@@ -57,6 +57,7 @@ fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
                 t.insert("options".into(), toml::Value::Table(Default::default()));
             }
             let cfg: ConfigFile = t.try_into().with_context(|| format!("{}: bad game options", p.display()))?;
+            cfg.game.start().with_context(|| format!("{}: [options]", p.display()))?;
             Ok(cfg.game)
         }
         None => serde_json::from_str(json).context("--game is not a valid game description"),
@@ -82,7 +83,7 @@ fn main() -> Result<()> {
     match cli.cmd {
         Cmd::Random { config, game, seed, record } => {
             let cfg = load_game(&config, &game)?;
-            let mut g = cfg.start()?;
+            let mut g = cfg.start().context("--game")?;
             let start = g.clone();
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
             let mut legal = Vec::new();
