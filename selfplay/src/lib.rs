@@ -1,2 +1,7 @@
-//! Self-play: the policy-value network, the search (PUCT with a Gumbel root) and training-sample
-//! shards. Not built yet (issue 5); the crate exists so the workspace has its final shape.
+//! Self-play: the search (PUCT with batched leaf evaluation; the network and Gumbel root come
+//! with issue 5), self-play workers and training-sample shards.
+//!
+//! The search is generic over [`engine::Game`] and over an [`search::Evaluator`], so it runs
+//! with a network, with uniform priors, or with any other scorer.
+
+pub mod search;

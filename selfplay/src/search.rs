@@ -1,0 +1,502 @@
+//! PUCT search over any [`Game`], with batched leaf evaluation.
+//!
+//! The tree lives in an arena of nodes; a simulation replays the actions from the root, so the
+//! tree stores no game states. Leaves are collected in batches under virtual loss and evaluated
+//! together, which is what lets one network call serve many simulations (and, in self-play,
+//! many games).
+//!
+//! Values are stored from the point of view of the player who chose the action leading into a
+//! node. Backing a value up flips its sign only where the deciding player changes: the second
+//! stone of a double placement, or a Vigilance placement after a slide, is chosen by the same
+//! player as the first, and keeps the sign (DESIGN.md, "values are backed up from each
+//! decision-maker's point of view").
+
+use engine::{Action, Game, Player};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Search parameters (the `[search]` table of a config).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// Simulations per decision.
+    pub visits: u32,
+    /// Exploration constant of PUCT.
+    pub c_puct: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's value minus this.
+    pub fpu_reduction: f32,
+    /// Dirichlet noise at the root (self-play only): concentration, and share of the prior.
+    pub dirichlet_alpha: f32,
+    pub dirichlet_fraction: f32,
+    /// Leaves collected under virtual loss before one evaluation call.
+    pub batch: usize,
+    /// Positions kept in the evaluation cache (0 disables it).
+    pub cache_size: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            visits: 200,
+            c_puct: 1.5,
+            fpu_reduction: 0.2,
+            dirichlet_alpha: 0.3,
+            dirichlet_fraction: 0.25,
+            batch: 8,
+            cache_size: 100_000,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.visits == 0 {
+            return Err("search.visits must be at least 1".into());
+        }
+        if !(self.c_puct > 0.0) {
+            return Err("search.c_puct must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&self.dirichlet_fraction) {
+            return Err("search.dirichlet_fraction must be between 0 and 1".into());
+        }
+        if !(self.dirichlet_alpha > 0.0) {
+            return Err("search.dirichlet_alpha must be positive".into());
+        }
+        if self.batch == 0 {
+            return Err("search.batch must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What an evaluator returns for one position.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evaluation {
+    /// One prior per legal action, in the order of the legal list; they sum to 1.
+    pub priors: Vec<f32>,
+    /// Expected result for the player to move, in [-1, 1].
+    pub value: f32,
+}
+
+/// Anything that scores positions: a network, a uniform prior, a rollout policy.
+pub trait Evaluator<G: Game> {
+    /// Evaluate a batch: `out[i]` for `(positions[i], legal[i])`.
+    fn evaluate(&mut self, positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>);
+}
+
+/// Uniform priors and a value of zero: the evaluator of a pipeline with no trained network yet.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UniformEvaluator;
+
+impl<G: Game> Evaluator<G> for UniformEvaluator {
+    fn evaluate(&mut self, _positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+        out.clear();
+        for l in legal {
+            let p = 1.0 / l.len().max(1) as f32;
+            out.push(Evaluation { priors: vec![p; l.len()], value: 0.0 });
+        }
+    }
+}
+
+const NO_NODE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+struct Node {
+    action: Action,
+    prior: f32,
+    /// The player who chose `action` (whose point of view `value_sum` takes).
+    chooser: Player,
+    /// The player who decides at this node.
+    to_move: Player,
+    visits: u32,
+    virtual_visits: u32,
+    value_sum: f32,
+    first_child: u32,
+    num_children: u32,
+    state: NodeState,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NodeState {
+    Fresh,
+    /// Waiting for its evaluation in the current batch.
+    Pending,
+    Expanded,
+    /// Game over here; the value is for the player who chose the action into this node.
+    Terminal(f32),
+}
+
+/// A search tree for one game.
+pub struct Search<G: Game> {
+    config: SearchConfig,
+    root_game: G,
+    nodes: Vec<Node>,
+    cache: HashMap<u64, Evaluation>,
+    // Scratch buffers reused between batches.
+    paths: Vec<Vec<u32>>,
+    leaf_games: Vec<G>,
+    leaf_legal: Vec<Vec<Action>>,
+    evals: Vec<Evaluation>,
+    legal: Vec<Action>,
+}
+
+/// The result of a search at the root.
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    /// `(action, visits, prior)` for every legal action at the root.
+    pub children: Vec<(Action, u32, f32)>,
+    /// Value of the root for its player to move, averaged over the search.
+    pub value: f32,
+    pub root_visits: u32,
+}
+
+impl SearchResult {
+    /// The most visited action (ties go to the higher prior).
+    pub fn best(&self) -> Action {
+        self.children
+            .iter()
+            .max_by(|a, b| (a.1, a.2).partial_cmp(&(b.1, b.2)).unwrap())
+            .map(|c| c.0)
+            .expect("a searched position has children")
+    }
+
+    /// Sample an action with probability proportional to visits^(1/temperature); temperature 0
+    /// is [`SearchResult::best`].
+    pub fn sample<R: Rng>(&self, temperature: f32, rng: &mut R) -> Action {
+        if temperature <= 1e-3 {
+            return self.best();
+        }
+        let weights: Vec<f64> = self.children.iter().map(|c| (c.1 as f64).powf(1.0 / temperature as f64)).collect();
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return self.best();
+        }
+        let mut x = rng.gen::<f64>() * total;
+        for (c, w) in self.children.iter().zip(&weights) {
+            if x < *w {
+                return c.0;
+            }
+            x -= w;
+        }
+        self.children.last().unwrap().0
+    }
+
+    /// Visit distribution over the root's actions (the policy target).
+    pub fn policy(&self) -> Vec<(Action, f32)> {
+        let total: u32 = self.children.iter().map(|c| c.1).sum();
+        self.children.iter().map(|c| (c.0, c.1 as f32 / total.max(1) as f32)).collect()
+    }
+}
+
+impl<G: Game> Search<G> {
+    pub fn new(config: SearchConfig, game: G) -> Self {
+        let to_move = game.to_move();
+        let root = Node {
+            action: Action::Swap,
+            prior: 1.0,
+            chooser: to_move.opponent(),
+            to_move,
+            visits: 0,
+            virtual_visits: 0,
+            value_sum: 0.0,
+            first_child: NO_NODE,
+            num_children: 0,
+            state: NodeState::Fresh,
+        };
+        Search {
+            config,
+            root_game: game,
+            nodes: vec![root],
+            cache: HashMap::new(),
+            paths: Vec::new(),
+            leaf_games: Vec::new(),
+            leaf_legal: Vec::new(),
+            evals: Vec::new(),
+            legal: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    pub fn root_game(&self) -> &G {
+        &self.root_game
+    }
+
+    /// Visits of the root so far (kept across moves by tree reuse).
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[0].visits
+    }
+
+    /// Run simulations until the root has `config.visits` visits. `noise` adds Dirichlet noise
+    /// to the root priors (self-play).
+    pub fn run<E: Evaluator<G>, R: Rng>(&mut self, evaluator: &mut E, noise: bool, rng: &mut R) -> SearchResult {
+        assert!(self.root_game.outcome().is_none(), "search of a finished game");
+        if self.nodes[0].state == NodeState::Fresh {
+            self.run_batch(evaluator, 1);
+        }
+        if noise {
+            self.add_root_noise(rng);
+        }
+        let target = self.config.visits.max(1);
+        let mut stalled = 0;
+        while self.nodes[0].visits < target {
+            let want = (target - self.nodes[0].visits).min(self.config.batch as u32) as usize;
+            let done = self.run_batch(evaluator, want);
+            // Every simulation of a batch ended on a pending leaf: only possible in tiny trees.
+            stalled = if done == 0 { stalled + 1 } else { 0 };
+            if stalled > 2 {
+                break;
+            }
+        }
+        self.result()
+    }
+
+    /// The statistics of the root.
+    pub fn result(&self) -> SearchResult {
+        let root = &self.nodes[0];
+        let children = self.children(0).map(|c| (self.nodes[c].action, self.nodes[c].visits, self.nodes[c].prior)).collect();
+        let value = if root.visits > 0 { self.value_for(0, root.to_move) } else { 0.0 };
+        SearchResult { children, value, root_visits: root.visits }
+    }
+
+    /// Advance the root by `action`, keeping the subtree below it (tree reuse).
+    pub fn advance(&mut self, action: Action) {
+        let child = self.children(0).find(|&c| self.nodes[c].action == action);
+        self.root_game.apply(action);
+        let mut nodes = Vec::new();
+        match child {
+            Some(c) if matches!(self.nodes[c].state, NodeState::Expanded) => {
+                // Copy the subtree breadth-first; children stay contiguous.
+                let mut root = self.nodes[c].clone();
+                root.virtual_visits = 0;
+                nodes.push(root);
+                let mut i = 0;
+                while i < nodes.len() {
+                    let (first, n) = (nodes[i].first_child, nodes[i].num_children);
+                    if first != NO_NODE {
+                        let new_first = nodes.len() as u32;
+                        for k in 0..n {
+                            let mut ch = self.nodes[(first + k) as usize].clone();
+                            if ch.state == NodeState::Pending {
+                                ch.state = NodeState::Fresh;
+                            }
+                            ch.virtual_visits = 0;
+                            nodes.push(ch);
+                        }
+                        nodes[i].first_child = new_first;
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                let to_move = self.root_game.to_move();
+                nodes.push(Node {
+                    action,
+                    prior: 1.0,
+                    chooser: to_move.opponent(),
+                    to_move,
+                    visits: 0,
+                    virtual_visits: 0,
+                    value_sum: 0.0,
+                    first_child: NO_NODE,
+                    num_children: 0,
+                    state: NodeState::Fresh,
+                });
+            }
+        }
+        self.nodes = nodes;
+    }
+
+    fn children(&self, n: usize) -> impl Iterator<Item = usize> {
+        let node = &self.nodes[n];
+        let first = node.first_child as usize;
+        let count = if node.first_child == NO_NODE { 0 } else { node.num_children as usize };
+        first..first + count
+    }
+
+    /// Mean value of node `n` for player `p`.
+    fn value_for(&self, n: usize, p: Player) -> f32 {
+        let node = &self.nodes[n];
+        if node.visits == 0 {
+            return 0.0;
+        }
+        let v = node.value_sum / node.visits as f32;
+        if node.chooser == p {
+            v
+        } else {
+            -v
+        }
+    }
+
+    fn add_root_noise<R: Rng>(&mut self, rng: &mut R) {
+        let kids: Vec<usize> = self.children(0).collect();
+        if kids.len() < 2 {
+            return;
+        }
+        let gamma = Gamma::new(self.config.dirichlet_alpha as f64, 1.0).unwrap();
+        let noise: Vec<f64> = kids.iter().map(|_| gamma.sample(rng)).collect();
+        let total: f64 = noise.iter().sum::<f64>().max(1e-12);
+        let eps = self.config.dirichlet_fraction;
+        for (&k, n) in kids.iter().zip(noise) {
+            self.nodes[k].prior = (1.0 - eps) * self.nodes[k].prior + eps * (n / total) as f32;
+        }
+    }
+
+    /// PUCT choice among the children of `n`.
+    fn select_child(&self, n: usize) -> usize {
+        let parent = &self.nodes[n];
+        let me = parent.to_move;
+        let parent_visits = (parent.visits + parent.virtual_visits).max(1) as f32;
+        let sqrt_n = parent_visits.sqrt();
+        let parent_q = if parent.visits > 0 { self.value_for(n, me) } else { 0.0 };
+        let fpu = parent_q - self.config.fpu_reduction;
+        let mut best = (f32::NEG_INFINITY, usize::MAX);
+        for c in self.children(n) {
+            let ch = &self.nodes[c];
+            let n_c = ch.visits + ch.virtual_visits;
+            let q = if n_c == 0 {
+                fpu
+            } else {
+                // Virtual visits count as losses for the chooser, steering the batch apart.
+                let v = if ch.chooser == me { ch.value_sum } else { -ch.value_sum };
+                (v - ch.virtual_visits as f32) / n_c as f32
+            };
+            let u = self.config.c_puct * ch.prior * sqrt_n / (1.0 + n_c as f32);
+            if q + u > best.0 {
+                best = (q + u, c);
+            }
+        }
+        best.1
+    }
+
+    /// Run up to `want` simulations as one evaluation batch; returns how many completed.
+    fn run_batch<E: Evaluator<G>>(&mut self, evaluator: &mut E, want: usize) -> usize {
+        let mut paths = std::mem::take(&mut self.paths);
+        let mut games = std::mem::take(&mut self.leaf_games);
+        let mut legals = std::mem::take(&mut self.leaf_legal);
+        paths.clear();
+        games.clear();
+        let mut completed = 0;
+        for _ in 0..want {
+            let mut path = vec![0u32];
+            let mut g = self.root_game.clone();
+            let mut n = 0usize;
+            let leaf = loop {
+                match self.nodes[n].state {
+                    NodeState::Terminal(v) => {
+                        self.backup(&path, v, self.nodes[n].chooser);
+                        completed += 1;
+                        break None;
+                    }
+                    NodeState::Pending => break None,
+                    NodeState::Fresh => {
+                        if let Some(o) = g.outcome() {
+                            let chooser = self.nodes[n].chooser;
+                            let v = o.value_for(chooser);
+                            self.nodes[n].state = NodeState::Terminal(v);
+                            self.backup(&path, v, chooser);
+                            completed += 1;
+                            break None;
+                        }
+                        break Some(n);
+                    }
+                    NodeState::Expanded => {
+                        let c = self.select_child(n);
+                        g.apply(self.nodes[c].action);
+                        // Who decides at a child is known once it is first reached.
+                        self.nodes[c].to_move = g.to_move();
+                        n = c;
+                        path.push(c as u32);
+                    }
+                }
+            };
+            let Some(leaf) = leaf else { continue };
+            // Cached evaluations expand at once; the rest wait for the batch.
+            if let Some(e) = self.cache.get(&g.hash()).cloned() {
+                g.legal_actions(&mut self.legal);
+                let legal = std::mem::take(&mut self.legal);
+                self.expand(leaf, &g, &legal, &e);
+                self.legal = legal;
+                self.backup(&path, e.value, self.nodes[leaf].to_move);
+                completed += 1;
+                continue;
+            }
+            self.nodes[leaf].state = NodeState::Pending;
+            for &p in &path {
+                self.nodes[p as usize].virtual_visits += 1;
+            }
+            if legals.len() == games.len() {
+                legals.push(Vec::new());
+            }
+            g.legal_actions(&mut legals[games.len()]);
+            games.push(g);
+            paths.push(path);
+        }
+        if !games.is_empty() {
+            let batch_legal = &legals[..games.len()];
+            let mut evals = std::mem::take(&mut self.evals);
+            evaluator.evaluate(&games, batch_legal, &mut evals);
+            assert_eq!(evals.len(), games.len(), "the evaluator must answer every position");
+            for (i, path) in paths.iter().enumerate() {
+                let leaf = *path.last().unwrap() as usize;
+                for &p in path {
+                    self.nodes[p as usize].virtual_visits -= 1;
+                }
+                let e = &evals[i];
+                assert_eq!(e.priors.len(), batch_legal[i].len(), "one prior per legal action");
+                self.expand(leaf, &games[i], &batch_legal[i], e);
+                self.backup(path, e.value, self.nodes[leaf].to_move);
+                if self.config.cache_size > 0 {
+                    if self.cache.len() >= self.config.cache_size {
+                        self.cache.clear();
+                    }
+                    self.cache.insert(games[i].hash(), e.clone());
+                }
+                completed += 1;
+            }
+            self.evals = evals;
+        }
+        self.paths = paths;
+        self.leaf_games = games;
+        self.leaf_legal = legals;
+        completed
+    }
+
+    fn expand(&mut self, n: usize, g: &G, legal: &[Action], e: &Evaluation) {
+        let first = self.nodes.len() as u32;
+        let me = g.to_move();
+        for (k, &a) in legal.iter().enumerate() {
+            self.nodes.push(Node {
+                action: a,
+                prior: e.priors[k],
+                chooser: me,
+                // Set when the child is first reached (see `run_batch`).
+                to_move: me,
+                visits: 0,
+                virtual_visits: 0,
+                value_sum: 0.0,
+                first_child: NO_NODE,
+                num_children: 0,
+                state: NodeState::Fresh,
+            });
+        }
+        let node = &mut self.nodes[n];
+        node.first_child = first;
+        node.num_children = legal.len() as u32;
+        node.state = NodeState::Expanded;
+    }
+
+    /// Add value `v`, seen by player `owner`, to every node of `path`.
+    fn backup(&mut self, path: &[u32], v: f32, owner: Player) {
+        for &p in path {
+            let node = &mut self.nodes[p as usize];
+            node.visits += 1;
+            node.value_sum += if node.chooser == owner { v } else { -v };
+        }
+    }
+}

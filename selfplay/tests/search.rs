@@ -1,0 +1,151 @@
+//! The search with a uniform evaluator: wins when it can, avoids immediate losses, counts
+//! visits consistently, keeps value signs across multi-decision turns, reuses its tree.
+
+use engine::lifeline::{Balance, Lifeline, LifelineOptions, LifelinePosition};
+use engine::{Action, Game, Player};
+use rand::{Rng, SeedableRng};
+use selfplay::search::{Search, SearchConfig, UniformEvaluator};
+
+fn config(visits: u32) -> SearchConfig {
+    SearchConfig { visits, batch: 4, ..SearchConfig::default() }
+}
+
+fn position(size: usize, to_move: Player, black: &[&str], white: &[&str]) -> LifelinePosition {
+    LifelinePosition {
+        to_move,
+        black: black.iter().map(|s| s.to_string()).collect(),
+        white: white.iter().map(|s| s.to_string()).collect(),
+        turns: 10,
+        placement_turns: 10,
+        stones_placed: 10,
+        pending: None,
+        swapped: false,
+        komi_left: 0,
+    }
+    .clone()
+}
+
+fn search(g: &Lifeline, visits: u32, seed: u64) -> (Search<Lifeline>, selfplay::search::SearchResult) {
+    let mut s = Search::new(config(visits), g.clone());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let r = s.run(&mut UniformEvaluator, false, &mut rng);
+    (s, r)
+}
+
+fn wins_at_once(g: &Lifeline, a: Action) -> bool {
+    let mut h = g.clone();
+    h.apply(a);
+    h.outcome().is_some_and(|o| o.winner == Some(g.to_move()))
+}
+
+#[test]
+fn finds_an_immediate_win() {
+    // White's b2 seals a1 and cuts e3 off: Black is left without stones and loses.
+    let pos = position(3, Player::White, &["a1", "e3"], &["b1", "a2", "e5"]);
+    let g = Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &pos).unwrap();
+    let (_, r) = search(&g, 400, 1);
+    assert!(wins_at_once(&g, r.best()), "played {:?}", r.best());
+    assert!(r.value > 0.5, "the root value sees the win: {}", r.value);
+}
+
+#[test]
+fn visit_counts_add_up() {
+    let g = Lifeline::new(LifelineOptions::new(4, Balance::Strong)).unwrap();
+    let (_, r) = search(&g, 300, 2);
+    let sum: u32 = r.children.iter().map(|c| c.1).sum();
+    assert_eq!(r.root_visits, 300);
+    assert_eq!(sum + 1, r.root_visits, "one visit expands the root, every other goes to a child");
+}
+
+#[test]
+fn keeps_the_sign_across_a_double_placement() {
+    // Black's double placement (after White swapped): a2 and b2 together seal White's a1; e5
+    // is then White's only group, dies too, and White has nothing left. Neither stone alone
+    // wins, so the search must value the second decision from Black's point of view as well.
+    let mut pos = position(3, Player::Black, &["b1", "e3"], &["a1", "e5"]);
+    pos.turns = 2;
+    pos.placement_turns = 1;
+    pos.stones_placed = 2;
+    pos.swapped = true;
+    let mut g = Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &pos).unwrap();
+    assert!(g.is_double_turn());
+    let (mut s, r) = search(&g, 3000, 3);
+    let first = r.best();
+    let names = |a| g.action_to_string(a);
+    assert!(["a2", "b2"].contains(&names(first).as_str()), "first stone {}", names(first));
+    assert!(r.value > 0.5, "root value {}", r.value);
+    s.advance(first);
+    g.apply(first);
+    assert_eq!(g.to_move(), Player::Black);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    let r2 = s.run(&mut UniformEvaluator, false, &mut rng);
+    assert!(wins_at_once(&g, r2.best()), "second stone {}", g.action_to_string(r2.best()));
+}
+
+#[test]
+fn avoids_moves_that_lose_at_once() {
+    // Positions from random games where some moves give the opponent an immediate win and
+    // others do not: the search must pick one of the others.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut checked = 0;
+    let mut legal = Vec::new();
+    let mut replies = Vec::new();
+    'games: for _ in 0..400 {
+        let mut g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut legal);
+            if g.ply() >= 4 && legal.len() >= 2 {
+                let losing: Vec<bool> = legal
+                    .iter()
+                    .map(|&a| {
+                        let mut h = g.clone();
+                        h.apply(a);
+                        if h.outcome().is_some() {
+                            return false;
+                        }
+                        h.legal_actions(&mut replies);
+                        replies.iter().any(|&b| wins_at_once(&h, b))
+                    })
+                    .collect();
+                let n_losing = losing.iter().filter(|&&l| l).count();
+                let any_win = legal.iter().any(|&a| wins_at_once(&g, a));
+                if n_losing > 0 && n_losing < legal.len() && !any_win {
+                    let (_, r) = search(&g, 1500, checked);
+                    let k = legal.iter().position(|&a| a == r.best()).unwrap();
+                    assert!(!losing[k], "played {} which loses at once", g.action_to_string(r.best()));
+                    checked += 1;
+                    if checked == 8 {
+                        break 'games;
+                    }
+                    continue 'games;
+                }
+            }
+            let a = legal[rng.gen_range(0..legal.len())];
+            g.apply(a);
+        }
+    }
+    assert!(checked >= 4, "found only {checked} test positions");
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let g = Lifeline::new(LifelineOptions::new(4, Balance::Weak)).unwrap();
+    let (mut s, r) = search(&g, 400, 5);
+    let best = r.best();
+    let child_visits = r.children.iter().find(|c| c.0 == best).unwrap().1;
+    s.advance(best);
+    assert_eq!(s.root_visits(), child_visits);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+    let r2 = s.run(&mut UniformEvaluator, true, &mut rng);
+    assert_eq!(r2.root_visits, 400);
+}
+
+#[test]
+fn bad_search_configs_name_the_field() {
+    let bad = SearchConfig { visits: 0, ..SearchConfig::default() };
+    assert!(bad.validate().unwrap_err().contains("visits"));
+    let bad = SearchConfig { dirichlet_fraction: 2.0, ..SearchConfig::default() };
+    assert!(bad.validate().unwrap_err().contains("dirichlet_fraction"));
+    let parsed: Result<SearchConfig, _> = serde_json::from_str(r#"{"vists": 3}"#);
+    assert!(parsed.unwrap_err().to_string().contains("vists"));
+}
