@@ -71,6 +71,8 @@ pub enum EndReason {
     BlockedSpace,
     /// The configured turn cap was reached: a draw by adjudication.
     TurnCap,
+    /// A player resigned (self-play and matches; never produced by the rules themselves).
+    Resignation,
 }
 
 /// The result of a finished game.
@@ -139,6 +141,18 @@ pub trait Game: Clone + Send + Sync + fmt::Debug + 'static {
     fn encode(&self, out: ArrayViewMut3<'_, f32>);
     /// The same position under a symmetry of the board.
     fn transformed(&self, sym: &Symmetry) -> Self;
+    /// Who owns `cell` at the end of the game, for the ownership training target: the colour of
+    /// the stone on it, or of the stones around its territory. `None` where nobody does.
+    fn final_owner(&self, cell: Cell) -> Option<Player> {
+        let _ = cell;
+        None
+    }
+
+    /// Komi still in play (points or prisoners), for sample metadata and network inputs.
+    fn komi(&self) -> f32 {
+        0.0
+    }
+
     /// Word tokens for the global actions this game uses, for error messages.
     fn global_tokens(&self) -> &'static str {
         "swap, komi or prisoner"

@@ -95,6 +95,12 @@ impl Game for AnyGame {
     fn global_tokens(&self) -> &'static str {
         dispatch!(self, g => g.global_tokens())
     }
+    fn komi(&self) -> f32 {
+        dispatch!(self, g => g.komi())
+    }
+    fn final_owner(&self, cell: crate::board::Cell) -> Option<Player> {
+        dispatch!(self, g => g.final_owner(cell))
+    }
     fn action_to_string(&self, action: Action) -> String {
         dispatch!(self, g => g.action_to_string(action))
     }

@@ -728,6 +728,28 @@ impl Game for Lifeline {
     fn global_tokens(&self) -> &'static str {
         "swap or komi"
     }
+
+    fn komi(&self) -> f32 {
+        self.komi_left as f32
+    }
+
+    /// The stone's colour, or for an empty cell the owner of its territory (RULES.md section 1).
+    fn final_owner(&self, cell: Cell) -> Option<Player> {
+        for p in Player::BOTH {
+            if self.stones[p.index()].contains(cell as usize) {
+                return Some(p);
+            }
+        }
+        let empty = self.empty();
+        let region = self.board.flood(&CellSet::single(cell as usize), &empty);
+        let border = self.board.dilate(&region);
+        let touches = |p: Player| border.intersects(&self.stones[p.index()]);
+        match (touches(Player::Black), touches(Player::White)) {
+            (true, false) => Some(Player::Black),
+            (false, true) => Some(Player::White),
+            _ => None,
+        }
+    }
 }
 
 impl Lifeline {

@@ -572,3 +572,31 @@ fn bad_action_strings_get_clear_errors() {
     assert_eq!(g.parse_action("swap"), Ok(Action::Swap));
     assert_eq!(g.parse_action(" c3 "), Ok(cell(&g, "c3")));
 }
+
+#[test]
+fn territory_is_owned_only_when_every_stone_it_touches_is_one_players() {
+    // a1/b1 region touches only black; c1..d2 touches both; the top area touches only white;
+    // after all stones are gone nobody owns anything (a territory touching no stone).
+    let g = play(
+        3,
+        Player::Black,
+        "
+    . . .
+   O O O O
+  X X . . .
+   . X X O
+    . . X",
+    );
+    let owner = |name: &str| g.final_owner(g.board().parse_cell(name).unwrap());
+    assert_eq!(owner("a1"), Some(Player::Black), "a1's region touches only black stones");
+    assert_eq!(owner("c5"), Some(Player::White), "the top row touches only white stones");
+    assert_eq!(owner("d3"), None, "a region touching both colours is nobody's");
+    assert_eq!(owner("a3"), Some(Player::Black), "a stone's cell belongs to its colour");
+    let empty = play(3, Player::Black, "
+    . . .
+   . . . .
+  . . . . .
+   . . . .
+    . . .");
+    assert_eq!(empty.final_owner(empty.board().parse_cell("c3").unwrap()), None, "no stone: nobody's");
+}

@@ -4,4 +4,7 @@
 //! The search is generic over [`engine::Game`] and over an [`search::Evaluator`], so it runs
 //! with a network, with uniform priors, or with any other scorer.
 
+pub mod config;
 pub mod search;
+pub mod shard;
+pub mod worker;

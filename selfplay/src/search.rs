@@ -333,7 +333,8 @@ impl<G: Game> Search<G> {
         }
     }
 
-    fn add_root_noise<R: Rng>(&mut self, rng: &mut R) {
+    /// Mix Dirichlet noise into the priors of the root's children (self-play exploration).
+    pub fn add_root_noise<R: Rng>(&mut self, rng: &mut R) {
         let kids: Vec<usize> = self.children(0).collect();
         if kids.len() < 2 {
             return;
@@ -376,6 +377,21 @@ impl<G: Game> Search<G> {
 
     /// Run up to `want` simulations as one evaluation batch; returns how many completed.
     fn run_batch<E: Evaluator<G>>(&mut self, evaluator: &mut E, want: usize) -> usize {
+        let mut completed = self.gather(want);
+        if !self.leaf_games.is_empty() {
+            let mut evals = std::mem::take(&mut self.evals);
+            evaluator.evaluate(&self.leaf_games, &self.leaf_legal[..self.leaf_games.len()], &mut evals);
+            completed += self.deliver(&evals);
+            self.evals = evals;
+        }
+        completed
+    }
+
+    /// First half of a batch: run up to `want` simulations down to their leaves. Terminal and
+    /// cached leaves complete at once (counted in the return value); the others wait, under
+    /// virtual loss, in [`Search::pending`] until [`Search::deliver`] brings their evaluations.
+    /// Self-play workers gather from many trees and evaluate all their leaves in one call.
+    pub fn gather(&mut self, want: usize) -> usize {
         let mut paths = std::mem::take(&mut self.paths);
         let mut games = std::mem::take(&mut self.leaf_games);
         let mut legals = std::mem::take(&mut self.leaf_legal);
@@ -437,39 +453,55 @@ impl<G: Game> Search<G> {
             games.push(g);
             paths.push(path);
         }
-        if !games.is_empty() {
-            let batch_legal = &legals[..games.len()];
-            let mut evals = std::mem::take(&mut self.evals);
-            evaluator.evaluate(&games, batch_legal, &mut evals);
-            assert_eq!(evals.len(), games.len(), "the evaluator must answer every position");
-            for (i, path) in paths.iter().enumerate() {
-                let leaf = *path.last().unwrap() as usize;
-                for &p in path {
-                    self.nodes[p as usize].virtual_visits -= 1;
-                }
-                let e = &evals[i];
-                assert_eq!(e.priors.len(), batch_legal[i].len(), "one prior per legal action");
-                self.expand(leaf, &games[i], &batch_legal[i], e);
-                self.backup(path, e.value, self.nodes[leaf].to_move);
-                if self.config.cache_size > 0 {
-                    if self.cache.len() >= self.config.cache_size {
-                        self.cache.clear();
-                    }
-                    self.cache.insert(games[i].hash(), e.clone());
-                }
-                completed += 1;
-            }
-            self.evals = evals;
-        }
         self.paths = paths;
         self.leaf_games = games;
         self.leaf_legal = legals;
         completed
     }
 
+    /// The leaves waiting for evaluation after [`Search::gather`], with their legal actions.
+    pub fn pending(&self) -> (&[G], &[Vec<Action>]) {
+        (&self.leaf_games, &self.leaf_legal[..self.leaf_games.len()])
+    }
+
+    /// Second half of a batch: one evaluation per pending leaf, in order. Returns how many
+    /// simulations completed.
+    pub fn deliver(&mut self, evals: &[Evaluation]) -> usize {
+        let n = self.leaf_games.len();
+        assert_eq!(evals.len(), n, "the evaluator must answer every position");
+        let paths = std::mem::take(&mut self.paths);
+        for (i, path) in paths.iter().enumerate() {
+            let leaf = *path.last().unwrap() as usize;
+            for &p in path {
+                self.nodes[p as usize].virtual_visits -= 1;
+            }
+            let e = &evals[i];
+            assert_eq!(e.priors.len(), self.leaf_legal[i].len(), "one prior per legal action");
+            let legal = std::mem::take(&mut self.leaf_legal[i]);
+            let game = &self.leaf_games[i];
+            let hash = game.hash();
+            let to_move = game.to_move();
+            self.expand_with(leaf, to_move, &legal, e);
+            self.leaf_legal[i] = legal;
+            self.backup(path, e.value, self.nodes[leaf].to_move);
+            if self.config.cache_size > 0 {
+                if self.cache.len() >= self.config.cache_size {
+                    self.cache.clear();
+                }
+                self.cache.insert(hash, e.clone());
+            }
+        }
+        self.paths = paths;
+        self.leaf_games.clear();
+        n
+    }
+
     fn expand(&mut self, n: usize, g: &G, legal: &[Action], e: &Evaluation) {
+        self.expand_with(n, g.to_move(), legal, e)
+    }
+
+    fn expand_with(&mut self, n: usize, me: Player, legal: &[Action], e: &Evaluation) {
         let first = self.nodes.len() as u32;
-        let me = g.to_move();
         for (k, &a) in legal.iter().enumerate() {
             self.nodes.push(Node {
                 action: a,

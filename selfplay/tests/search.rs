@@ -10,7 +10,7 @@ fn config(visits: u32) -> SearchConfig {
     SearchConfig { visits, batch: 4, ..SearchConfig::default() }
 }
 
-fn position(size: usize, to_move: Player, black: &[&str], white: &[&str]) -> LifelinePosition {
+fn position(_size: usize, to_move: Player, black: &[&str], white: &[&str]) -> LifelinePosition {
     LifelinePosition {
         to_move,
         black: black.iter().map(|s| s.to_string()).collect(),

@@ -1,0 +1,159 @@
+//! Training-sample shards: `.npz` files that numpy reads directly.
+//!
+//! Arrays (N samples): `inputs` f32 (N, planes, height, width); `legal` u8 (N, policy_len);
+//! `policy` f32 (N, policy_len), the visit distribution (all zero where `policy_weight` is 0:
+//! fast searches of playout cap randomization are not policy targets); `policy_weight` f32
+//! (N,); `value` f32 (N, 3), win/draw/loss for the player to move; `ownership` f32 (N, height,
+//! width), +1 own / -1 enemy / 0 nobody at the end of the game, from the mover's view; `komi`
+//! f32 (N,); `meta` u8, a UTF-8 JSON object (game, options, model, shapes, counts).
+//!
+//! Shards are written atomically: to a temporary name, fsync, then renamed, so a reader never
+//! sees half a shard and a crash loses only the shard being written.
+
+use engine::GameConfig;
+use ndarray::{Array1, Array2, Array3, Array4};
+use ndarray_npy::{NpzReader, NpzWriter};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+/// One training sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub inputs: Vec<f32>,
+    pub legal: Vec<u8>,
+    pub policy: Vec<f32>,
+    pub policy_weight: f32,
+    pub value: [f32; 3],
+    pub ownership: Vec<f32>,
+    pub komi: f32,
+}
+
+/// What a shard says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    #[serde(flatten)]
+    pub game: GameConfig,
+    /// The model that played (a checkpoint name, or `random`).
+    pub model: String,
+    pub planes: usize,
+    pub height: usize,
+    pub width: usize,
+    pub policy_len: usize,
+    pub samples: usize,
+    pub games: usize,
+}
+
+/// Errors reading or writing shards; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("{path}: {msg}")]
+    Io { path: String, msg: String },
+    #[error("{path} is not a valid shard: {msg}")]
+    Invalid { path: String, msg: String },
+}
+
+/// The arrays of a shard, as read back.
+#[derive(Debug)]
+pub struct Shard {
+    pub meta: ShardMeta,
+    pub inputs: Array4<f32>,
+    pub legal: Array2<u8>,
+    pub policy: Array2<f32>,
+    pub policy_weight: Array1<f32>,
+    pub value: Array2<f32>,
+    pub ownership: Array3<f32>,
+    pub komi: Array1<f32>,
+}
+
+/// Write samples as a shard at `path`, atomically.
+pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<(), ShardError> {
+    let p = path.display().to_string();
+    let io = |msg: String| ShardError::Io { path: p.clone(), msg };
+    let n = samples.len();
+    let (c, h, w, pl) = (meta.planes, meta.height, meta.width, meta.policy_len);
+    let mut inputs = Vec::with_capacity(n * c * h * w);
+    let mut legal = Vec::with_capacity(n * pl);
+    let mut policy = Vec::with_capacity(n * pl);
+    let mut ownership = Vec::with_capacity(n * h * w);
+    for s in samples {
+        assert_eq!(s.inputs.len(), c * h * w, "sample input size");
+        assert_eq!(s.legal.len(), pl);
+        assert_eq!(s.policy.len(), pl);
+        assert_eq!(s.ownership.len(), h * w);
+        inputs.extend_from_slice(&s.inputs);
+        legal.extend_from_slice(&s.legal);
+        policy.extend_from_slice(&s.policy);
+        ownership.extend_from_slice(&s.ownership);
+    }
+    let shape_err = |e: ndarray::ShapeError| io(e.to_string());
+    let inputs = Array4::from_shape_vec((n, c, h, w), inputs).map_err(shape_err)?;
+    let legal = Array2::from_shape_vec((n, pl), legal).map_err(shape_err)?;
+    let policy = Array2::from_shape_vec((n, pl), policy).map_err(shape_err)?;
+    let ownership = Array3::from_shape_vec((n, h, w), ownership).map_err(shape_err)?;
+    let weight: Array1<f32> = samples.iter().map(|s| s.policy_weight).collect();
+    let value = Array2::from_shape_vec((n, 3), samples.iter().flat_map(|s| s.value).collect()).map_err(shape_err)?;
+    let komi: Array1<f32> = samples.iter().map(|s| s.komi).collect();
+    let meta_json: Array1<u8> = serde_json::to_vec(meta).expect("meta serialises").into_iter().collect();
+
+    let tmp = path.with_extension("npz.tmp");
+    {
+        let file = File::create(&tmp).map_err(|e| io(format!("cannot create {}: {e}", tmp.display())))?;
+        let mut npz = NpzWriter::new(BufWriter::new(file));
+        npz.add_array("inputs", &inputs).map_err(|e| io(e.to_string()))?;
+        npz.add_array("legal", &legal).map_err(|e| io(e.to_string()))?;
+        npz.add_array("policy", &policy).map_err(|e| io(e.to_string()))?;
+        npz.add_array("policy_weight", &weight).map_err(|e| io(e.to_string()))?;
+        npz.add_array("value", &value).map_err(|e| io(e.to_string()))?;
+        npz.add_array("ownership", &ownership).map_err(|e| io(e.to_string()))?;
+        npz.add_array("komi", &komi).map_err(|e| io(e.to_string()))?;
+        npz.add_array("meta", &meta_json).map_err(|e| io(e.to_string()))?;
+        let buf = npz.finish().map_err(|e| io(e.to_string()))?;
+        let file = buf.into_inner().map_err(|e| io(e.to_string()))?;
+        file.sync_all().map_err(|e| io(e.to_string()))?;
+    }
+    std::fs::rename(&tmp, path).map_err(|e| io(format!("cannot rename {}: {e}", tmp.display())))
+}
+
+/// Read a shard back, checking that its arrays agree with its metadata.
+pub fn read_shard(path: &Path) -> Result<Shard, ShardError> {
+    let p = path.display().to_string();
+    let invalid = |msg: String| ShardError::Invalid { path: p.clone(), msg };
+    let file = File::open(path).map_err(|e| ShardError::Io { path: p.clone(), msg: e.to_string() })?;
+    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
+    let meta_bytes: Array1<u8> = npz.by_name("meta").map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    macro_rules! arr {
+        ($name:literal) => {
+            npz.by_name($name).map_err(|e| invalid(format!("{}: {e}", $name)))?
+        };
+    }
+    let shard = Shard {
+        inputs: arr!("inputs"),
+        legal: arr!("legal"),
+        policy: arr!("policy"),
+        policy_weight: arr!("policy_weight"),
+        value: arr!("value"),
+        ownership: arr!("ownership"),
+        komi: arr!("komi"),
+        meta,
+    };
+    let n = shard.meta.samples;
+    let m = &shard.meta;
+    let checks = [
+        ("inputs", shard.inputs.shape() == [n, m.planes, m.height, m.width]),
+        ("legal", shard.legal.shape() == [n, m.policy_len]),
+        ("policy", shard.policy.shape() == [n, m.policy_len]),
+        ("policy_weight", shard.policy_weight.len() == n),
+        ("value", shard.value.shape() == [n, 3]),
+        ("ownership", shard.ownership.shape() == [n, m.height, m.width]),
+        ("komi", shard.komi.len() == n),
+    ];
+    for (name, ok) in checks {
+        if !ok {
+            return Err(invalid(format!("array {name} does not match the metadata ({n} samples)")));
+        }
+    }
+    Ok(shard)
+}

@@ -1,0 +1,276 @@
+//! Self-play: many games in flight, their leaves evaluated together, samples and records out.
+
+use crate::search::{Evaluation, Evaluator, Search, SearchConfig};
+use crate::shard::Sample;
+use engine::record::{GameRecord, MoveInfo, RecordResult};
+use engine::testing::encode_owned;
+use engine::{Action, AnyGame, EndReason, Game, GameConfig, Player};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// Self-play parameters (the `[selfplay]` table of a config).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SelfPlayConfig {
+    /// Games played at once by one worker; their leaves share each network call.
+    pub games_in_flight: usize,
+    /// Sampling temperature for the first `temperature_plies` decisions, then `final_temperature`.
+    pub temperature: f32,
+    pub temperature_plies: u32,
+    pub final_temperature: f32,
+    /// Playout cap randomization (KataGo): a share of decisions gets the full visit count and
+    /// becomes a policy target; the others are searched with `fast_visits` and are not.
+    pub full_search_share: f32,
+    pub fast_visits: u32,
+    /// Resign when the search values the position below this for the player to move.
+    pub resign_threshold: f32,
+    /// Share of games that never resign, to measure how often resigning would have been wrong.
+    pub resign_playout_share: f32,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> Self {
+        SelfPlayConfig {
+            games_in_flight: 16,
+            temperature: 1.0,
+            temperature_plies: 8,
+            final_temperature: 0.1,
+            full_search_share: 0.25,
+            fast_visits: 32,
+            resign_threshold: -0.95,
+            resign_playout_share: 0.1,
+        }
+    }
+}
+
+impl SelfPlayConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.games_in_flight == 0 {
+            return Err("selfplay.games_in_flight must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.full_search_share) {
+            return Err("selfplay.full_search_share must be between 0 and 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.resign_playout_share) {
+            return Err("selfplay.resign_playout_share must be between 0 and 1".into());
+        }
+        if self.fast_visits == 0 {
+            return Err("selfplay.fast_visits must be at least 1".into());
+        }
+        if self.temperature < 0.0 || self.final_temperature < 0.0 {
+            return Err("selfplay temperatures must not be negative".into());
+        }
+        Ok(())
+    }
+}
+
+/// A finished self-play game.
+#[derive(Debug)]
+pub struct FinishedGame {
+    pub record: GameRecord,
+    pub samples: Vec<Sample>,
+    /// The player who resigned, if one did.
+    pub resigned: Option<Player>,
+    /// For games played out past a resignation the rules would have allowed: whether that
+    /// resignation would have been wrong (the would-be resigner did not lose).
+    pub false_resignation: Option<bool>,
+}
+
+struct Pending {
+    inputs: Vec<f32>,
+    legal: Vec<u8>,
+    policy: Option<Vec<f32>>,
+    to_move: Player,
+    komi: f32,
+}
+
+struct Slot {
+    search: Search<AnyGame>,
+    start: AnyGame,
+    actions: Vec<Action>,
+    infos: Vec<MoveInfo>,
+    pending: Vec<Pending>,
+    full: bool,
+    noised: bool,
+    may_resign: bool,
+    would_resign: Option<Player>,
+}
+
+/// Plays `games` games of `config` and calls `done` for each as it finishes.
+pub struct SelfPlay<'a> {
+    pub game: &'a GameConfig,
+    pub search: &'a SearchConfig,
+    pub selfplay: &'a SelfPlayConfig,
+}
+
+impl SelfPlay<'_> {
+    pub fn run<E: Evaluator<AnyGame>, R: Rng>(&self, evaluator: &mut E, games: usize, rng: &mut R, mut done: impl FnMut(FinishedGame)) {
+        let start = self.game.start().expect("validated game config");
+        let mut slots: Vec<Option<Slot>> = Vec::new();
+        let mut started = 0;
+        let mut batch_games: Vec<AnyGame> = Vec::new();
+        let mut batch_legal: Vec<Vec<Action>> = Vec::new();
+        let mut evals: Vec<Evaluation> = Vec::new();
+        loop {
+            // Fill free slots with new games.
+            while started < games && slots.iter().filter(|s| s.is_some()).count() < self.selfplay.games_in_flight {
+                let slot = self.new_slot(&start, rng);
+                match slots.iter_mut().find(|s| s.is_none()) {
+                    Some(free) => *free = Some(slot),
+                    None => slots.push(Some(slot)),
+                }
+                started += 1;
+            }
+            if slots.iter().all(|s| s.is_none()) {
+                break;
+            }
+            // Gather leaves from every game, evaluate them in one call, hand the answers back.
+            batch_games.clear();
+            batch_legal.clear();
+            let mut spans = Vec::with_capacity(slots.len());
+            for slot in slots.iter_mut().flatten() {
+                let target = self.target_visits(slot);
+                let want = target.saturating_sub(slot.search.root_visits()).clamp(1, self.search.batch as u32);
+                slot.search.gather(want as usize);
+                let (g, l) = slot.search.pending();
+                spans.push(batch_games.len()..batch_games.len() + g.len());
+                batch_games.extend_from_slice(g);
+                batch_legal.extend_from_slice(l);
+            }
+            if !batch_games.is_empty() {
+                evaluator.evaluate(&batch_games, &batch_legal, &mut evals);
+            }
+            for (slot, span) in slots.iter_mut().flatten().zip(spans) {
+                slot.search.deliver(&evals[span]);
+            }
+            // Move in every game whose search is complete.
+            for entry in slots.iter_mut() {
+                let Some(slot) = entry.as_mut() else { continue };
+                if slot.full && !slot.noised && slot.search.root_visits() > 0 {
+                    slot.search.add_root_noise(rng);
+                    slot.noised = true;
+                }
+                if slot.search.root_visits() < self.target_visits(slot) {
+                    continue;
+                }
+                if let Some(finished) = self.make_move(slot, rng) {
+                    done(finished);
+                    *entry = None;
+                }
+            }
+        }
+    }
+
+    fn new_slot<R: Rng>(&self, start: &AnyGame, rng: &mut R) -> Slot {
+        let mut slot = Slot {
+            search: Search::new(self.search.clone(), start.clone()),
+            start: start.clone(),
+            actions: Vec::new(),
+            infos: Vec::new(),
+            pending: Vec::new(),
+            full: true,
+            noised: false,
+            may_resign: rng.gen::<f32>() >= self.selfplay.resign_playout_share,
+            would_resign: None,
+        };
+        slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
+        slot
+    }
+
+    fn target_visits(&self, slot: &Slot) -> u32 {
+        if slot.full {
+            self.search.visits
+        } else {
+            self.selfplay.fast_visits.min(self.search.visits)
+        }
+    }
+
+    fn make_move<R: Rng>(&self, slot: &mut Slot, rng: &mut R) -> Option<FinishedGame> {
+        let result = slot.search.result();
+        let g = slot.search.root_game().clone();
+        let ply = g.ply();
+        let me = g.to_move();
+        // The sample of this position (its policy target only after a full search).
+        let mut legal = Vec::new();
+        g.legal_actions(&mut legal);
+        let mut mask = vec![0u8; g.policy_len()];
+        for &a in &legal {
+            mask[g.policy_index(a)] = 1;
+        }
+        let policy = slot.full.then(|| {
+            let mut p = vec![0f32; g.policy_len()];
+            for (a, share) in result.policy() {
+                p[g.policy_index(a)] = share;
+            }
+            p
+        });
+        slot.pending.push(Pending { inputs: encode_owned(&g).into_raw_vec_and_offset().0, legal: mask, policy, to_move: me, komi: g.komi() });
+        slot.infos.push(MoveInfo { value: result.value, visits: result.root_visits });
+        // Resignation.
+        if result.value < self.selfplay.resign_threshold && slot.would_resign.is_none() {
+            slot.would_resign = Some(me);
+            if slot.may_resign {
+                return Some(self.finish(slot, None, Some(me)));
+            }
+        }
+        let t = if ply < self.selfplay.temperature_plies { self.selfplay.temperature } else { self.selfplay.final_temperature };
+        let action = result.sample(t, rng);
+        slot.actions.push(action);
+        slot.search.advance(action);
+        if slot.search.root_game().outcome().is_some() {
+            let end = slot.search.root_game().clone();
+            return Some(self.finish(slot, Some(end), None));
+        }
+        slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
+        slot.noised = false;
+        None
+    }
+
+    fn finish(&self, slot: &mut Slot, end: Option<AnyGame>, resigned: Option<Player>) -> FinishedGame {
+        let end_game = end.unwrap_or_else(|| slot.search.root_game().clone());
+        let winner = match resigned {
+            Some(p) => Some(p.opponent()),
+            None => end_game.outcome().and_then(|o| o.winner),
+        };
+        let reason = match resigned {
+            Some(_) => EndReason::Resignation,
+            None => end_game.outcome().map(|o| o.reason).unwrap_or(EndReason::TurnCap),
+        };
+        let b = end_game.board();
+        let owners: Vec<Option<Player>> =
+            (0..b.grid_len()).map(|i| b.cell_of_grid_index(i).and_then(|c| end_game.final_owner(c))).collect();
+        let samples = slot
+            .pending
+            .drain(..)
+            .map(|p| {
+                let value = match winner {
+                    None => [0.0, 1.0, 0.0],
+                    Some(w) if w == p.to_move => [1.0, 0.0, 0.0],
+                    Some(_) => [0.0, 0.0, 1.0],
+                };
+                let ownership = owners
+                    .iter()
+                    .map(|o| match o {
+                        None => 0.0,
+                        Some(q) if *q == p.to_move => 1.0,
+                        Some(_) => -1.0,
+                    })
+                    .collect();
+                let policy_weight = if p.policy.is_some() { 1.0 } else { 0.0 };
+                let policy = p.policy.unwrap_or_else(|| vec![0.0; p.legal.len()]);
+                Sample { inputs: p.inputs, legal: p.legal, policy, policy_weight, value, ownership, komi: p.komi }
+            })
+            .collect();
+        let mut record = GameRecord::new(self.game.clone(), &slot.start, &slot.actions, &end_game);
+        record.result = Some(RecordResult { winner, reason });
+        record.moves = std::mem::take(&mut slot.infos);
+        let false_resignation = match (resigned, slot.would_resign) {
+            (None, Some(p)) => Some(winner != Some(p.opponent())),
+            _ => None,
+        };
+        if let Some(p) = slot.would_resign {
+            record.meta.insert("would_resign".into(), serde_json::Value::String(p.to_string()));
+        }
+        FinishedGame { record, samples, resigned, false_resignation }
+    }
+}
