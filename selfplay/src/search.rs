@@ -34,6 +34,15 @@ pub struct SearchConfig {
     pub batch: usize,
     /// Positions kept in the evaluation cache (0 disables it).
     pub cache_size: usize,
+    /// Gumbel root (Danihelka et al., 2022): sample actions without replacement with Gumbel
+    /// noise, spread the visits over them by sequential halving, and learn from the improved
+    /// policy. Meant for small visit counts, where PUCT with Dirichlet noise learns poorly.
+    pub gumbel: bool,
+    /// Actions considered at the root by the Gumbel search.
+    pub gumbel_considered: usize,
+    /// The sigma transform of values: (c_visit + max visits) * c_scale * q.
+    pub c_visit: f32,
+    pub c_scale: f32,
 }
 
 impl Default for SearchConfig {
@@ -46,6 +55,10 @@ impl Default for SearchConfig {
             dirichlet_fraction: 0.25,
             batch: 8,
             cache_size: 100_000,
+            gumbel: false,
+            gumbel_considered: 16,
+            c_visit: 50.0,
+            c_scale: 1.0,
         }
     }
 }
@@ -67,6 +80,9 @@ impl SearchConfig {
         }
         if self.batch == 0 {
             return Err("search.batch must be at least 1".into());
+        }
+        if self.gumbel_considered < 1 {
+            return Err("search.gumbel_considered must be at least 1".into());
         }
         Ok(())
     }
@@ -141,6 +157,20 @@ pub struct Search<G: Game> {
     leaf_legal: Vec<Vec<Action>>,
     evals: Vec<Evaluation>,
     legal: Vec<Action>,
+    /// Value of the root as the evaluator saw it (the Gumbel target mixes it in).
+    root_eval: f32,
+    gumbel: Option<Gumbel>,
+}
+
+/// Sequential halving at the root.
+struct Gumbel {
+    /// Gumbel noise + log prior of each root child (indexed like the children).
+    score: Vec<f32>,
+    /// Root children still in the running, as child offsets.
+    remaining: Vec<usize>,
+    /// Visits each remaining child should have by the end of the current phase.
+    quota: u32,
+    phases_left: u32,
 }
 
 /// The result of a search at the root.
@@ -151,6 +181,10 @@ pub struct SearchResult {
     /// Value of the root for its player to move, averaged over the search.
     pub value: f32,
     pub root_visits: u32,
+    /// With a Gumbel root: the action sequential halving chose, and the improved policy
+    /// (parallel to `children`), which is the policy target.
+    pub gumbel_action: Option<Action>,
+    pub improved_policy: Option<Vec<f32>>,
 }
 
 impl SearchResult {
@@ -184,8 +218,11 @@ impl SearchResult {
         self.children.last().unwrap().0
     }
 
-    /// Visit distribution over the root's actions (the policy target).
+    /// The policy target: the improved policy of a Gumbel root, else the visit distribution.
     pub fn policy(&self) -> Vec<(Action, f32)> {
+        if let Some(p) = &self.improved_policy {
+            return self.children.iter().zip(p).map(|(c, &q)| (c.0, q)).collect();
+        }
         let total: u32 = self.children.iter().map(|c| c.1).sum();
         self.children.iter().map(|c| (c.0, c.1 as f32 / total.max(1) as f32)).collect()
     }
@@ -216,6 +253,8 @@ impl<G: Game> Search<G> {
             leaf_legal: Vec::new(),
             evals: Vec::new(),
             legal: Vec::new(),
+            root_eval: 0.0,
+            gumbel: None,
         }
     }
 
@@ -239,7 +278,9 @@ impl<G: Game> Search<G> {
         if self.nodes[0].state == NodeState::Fresh {
             self.run_batch(evaluator, 1);
         }
-        if noise {
+        if self.config.gumbel {
+            self.start_gumbel(rng);
+        } else if noise {
             self.add_root_noise(rng);
         }
         let target = self.config.visits.max(1);
@@ -261,7 +302,107 @@ impl<G: Game> Search<G> {
         let root = &self.nodes[0];
         let children = self.children(0).map(|c| (self.nodes[c].action, self.nodes[c].visits, self.nodes[c].prior)).collect();
         let value = if root.visits > 0 { self.value_for(0, root.to_move) } else { 0.0 };
-        SearchResult { children, value, root_visits: root.visits }
+        let (gumbel_action, improved_policy) = match &self.gumbel {
+            Some(gs) => {
+                let kids: Vec<usize> = self.children(0).collect();
+                let sigma = self.sigma_q();
+                let best = gs
+                    .remaining
+                    .iter()
+                    .copied()
+                    .max_by(|&a, &b| (gs.score[a] + sigma[a]).total_cmp(&(gs.score[b] + sigma[b])))
+                    .map(|k| self.nodes[kids[k]].action);
+                // softmax(log prior + sigma(completed q))
+                let logits: Vec<f32> =
+                    kids.iter().enumerate().map(|(k, &c)| self.nodes[c].prior.max(1e-12).ln() + sigma[k]).collect();
+                let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let e: Vec<f32> = logits.iter().map(|l| (l - m).exp()).collect();
+                let z: f32 = e.iter().sum();
+                (best, Some(e.iter().map(|x| x / z).collect()))
+            }
+            None => (None, None),
+        };
+        SearchResult { children, value, root_visits: root.visits, gumbel_action, improved_policy }
+    }
+
+    /// sigma(completed q) for every root child, from the root mover's point of view, with q
+    /// rescaled to [0, 1]; unvisited children take the mixed value estimate of the paper.
+    fn sigma_q(&self) -> Vec<f32> {
+        let me = self.nodes[0].to_move;
+        let kids: Vec<usize> = self.children(0).collect();
+        let max_n = kids.iter().map(|&c| self.nodes[c].visits).max().unwrap_or(0) as f32;
+        let (mut sum_n, mut sum_p, mut sum_pq) = (0.0f32, 0.0f32, 0.0f32);
+        for &c in &kids {
+            let n = &self.nodes[c];
+            if n.visits > 0 {
+                sum_n += n.visits as f32;
+                sum_p += n.prior;
+                sum_pq += n.prior * self.value_for(c, me);
+            }
+        }
+        let v_mix = if sum_p > 0.0 { (self.root_eval + sum_n / sum_p * sum_pq) / (1.0 + sum_n) } else { self.root_eval };
+        let scale = (self.config.c_visit + max_n) * self.config.c_scale;
+        kids.iter()
+            .map(|&c| {
+                let q = if self.nodes[c].visits > 0 { self.value_for(c, me) } else { v_mix };
+                scale * (q + 1.0) / 2.0
+            })
+            .collect()
+    }
+
+    /// Begin a Gumbel root: sample the considered actions (Gumbel top-k of the priors) and
+    /// start the first phase of sequential halving. Call once the root is expanded.
+    pub fn start_gumbel<R: Rng>(&mut self, rng: &mut R) {
+        let kids: Vec<usize> = self.children(0).collect();
+        let score: Vec<f32> = kids
+            .iter()
+            .map(|&c| {
+                let u: f32 = rng.gen_range(1e-6f32..1.0);
+                -(-u.ln()).ln() + self.nodes[c].prior.max(1e-12).ln()
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..kids.len()).collect();
+        order.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
+        order.truncate(self.config.gumbel_considered.min(kids.len()).max(1));
+        let m = order.len() as u32;
+        let phases = (m as f32).log2().ceil().max(1.0) as u32;
+        let mut g = Gumbel { score, remaining: order, quota: 0, phases_left: phases };
+        g.quota = self.nodes[0].visits.max(1) / m.max(1) + self.phase_share(&g);
+        self.gumbel = Some(g);
+    }
+
+    fn phase_share(&self, g: &Gumbel) -> u32 {
+        let budget = self.config.visits / g.phases_left.max(1);
+        (budget / g.remaining.len() as u32).max(1)
+    }
+
+    /// The root child the next simulation must go through, advancing sequential halving when
+    /// every remaining child has met its quota; `None` while evaluations are outstanding.
+    fn gumbel_root_child(&mut self) -> Option<usize> {
+        let kids: Vec<usize> = self.children(0).collect();
+        loop {
+            let g = self.gumbel.as_ref()?;
+            let below = g
+                .remaining
+                .iter()
+                .copied()
+                .filter(|&k| self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits < g.quota || g.remaining.len() == 1)
+                .min_by_key(|&k| self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits);
+            if let Some(k) = below {
+                return Some(kids[k]);
+            }
+            if g.remaining.iter().any(|&k| self.nodes[kids[k]].virtual_visits > 0) {
+                return None;
+            }
+            // Keep the better half and give it the next phase's share.
+            let sigma = self.sigma_q();
+            let mut g = self.gumbel.take().unwrap();
+            g.remaining.sort_by(|&a, &b| (g.score[b] + sigma[b]).total_cmp(&(g.score[a] + sigma[a])));
+            g.remaining.truncate(g.remaining.len().div_ceil(2).max(1));
+            g.phases_left = g.phases_left.saturating_sub(1).max(1);
+            g.quota += self.phase_share(&g);
+            self.gumbel = Some(g);
+        }
     }
 
     /// Advance the root by `action`, keeping the subtree below it (tree reuse).
@@ -310,6 +451,13 @@ impl<G: Game> Search<G> {
             }
         }
         self.nodes = nodes;
+        self.gumbel = None;
+        self.root_eval = if self.nodes[0].visits > 0 { self.value_for(0, self.nodes[0].to_move) } else { 0.0 };
+    }
+
+    /// Whether a Gumbel root is running for the current position.
+    pub fn gumbel_started(&self) -> bool {
+        self.gumbel.is_some()
     }
 
     fn children(&self, n: usize) -> impl Iterator<Item = usize> {
@@ -422,7 +570,14 @@ impl<G: Game> Search<G> {
                         break Some(n);
                     }
                     NodeState::Expanded => {
-                        let c = self.select_child(n);
+                        let c = if n == 0 && self.gumbel.is_some() {
+                            match self.gumbel_root_child() {
+                                Some(c) => c,
+                                None => break None,
+                            }
+                        } else {
+                            self.select_child(n)
+                        };
                         g.apply(self.nodes[c].action);
                         // Who decides at a child is known once it is first reached.
                         self.nodes[c].to_move = g.to_move();
@@ -437,6 +592,9 @@ impl<G: Game> Search<G> {
                 g.legal_actions(&mut self.legal);
                 let legal = std::mem::take(&mut self.legal);
                 self.expand(leaf, &g, &legal, &e);
+                if leaf == 0 {
+                    self.root_eval = e.value;
+                }
                 self.legal = legal;
                 self.backup(&path, e.value, self.nodes[leaf].to_move);
                 completed += 1;
@@ -482,6 +640,9 @@ impl<G: Game> Search<G> {
             let hash = game.hash();
             let to_move = game.to_move();
             self.expand_with(leaf, to_move, &legal, e);
+            if leaf == 0 {
+                self.root_eval = e.value;
+            }
             self.leaf_legal[i] = legal;
             self.backup(path, e.value, self.nodes[leaf].to_move);
             if self.config.cache_size > 0 {

@@ -146,8 +146,12 @@ impl SelfPlay<'_> {
             // Move in every game whose search is complete.
             for entry in slots.iter_mut() {
                 let Some(slot) = entry.as_mut() else { continue };
-                if slot.full && !slot.noised && slot.search.root_visits() > 0 {
-                    slot.search.add_root_noise(rng);
+                if !slot.noised && slot.search.root_visits() > 0 {
+                    if self.search.gumbel {
+                        slot.search.start_gumbel(rng);
+                    } else if slot.full {
+                        slot.search.add_root_noise(rng);
+                    }
                     slot.noised = true;
                 }
                 if slot.search.root_visits() < self.target_visits(slot) {
@@ -214,7 +218,7 @@ impl SelfPlay<'_> {
             }
         }
         let t = if ply < self.selfplay.temperature_plies { self.selfplay.temperature } else { self.selfplay.final_temperature };
-        let action = result.sample(t, rng);
+        let action = result.gumbel_action.unwrap_or_else(|| result.sample(t, rng));
         slot.actions.push(action);
         slot.search.advance(action);
         if slot.search.root_game().outcome().is_some() {

@@ -149,3 +149,23 @@ fn bad_search_configs_name_the_field() {
     let parsed: Result<SearchConfig, _> = serde_json::from_str(r#"{"vists": 3}"#);
     assert!(parsed.unwrap_err().to_string().contains("vists"));
 }
+
+#[test]
+fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
+    let pos = position(3, Player::White, &["a1", "e3"], &["b1", "a2", "e5"]);
+    let g = Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &pos).unwrap();
+    let cfg = SearchConfig { visits: 48, batch: 4, gumbel: true, gumbel_considered: 16, ..SearchConfig::default() };
+    let mut s = Search::new(cfg, g.clone());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+    let r = s.run(&mut UniformEvaluator, false, &mut rng);
+    assert_eq!(r.root_visits, 48);
+    let chosen = r.gumbel_action.expect("a Gumbel search chooses its action");
+    assert!(wins_at_once(&g, chosen), "chose {}", g.action_to_string(chosen));
+    let policy = r.policy();
+    let total: f32 = policy.iter().map(|p| p.1).sum();
+    assert!((total - 1.0).abs() < 1e-4);
+    let best = policy.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert!(wins_at_once(&g, best.0), "the improved policy favours the win");
+    let uniform = 1.0 / policy.len() as f32;
+    assert!(best.1 > 2.0 * uniform, "improved policy {:?} is sharper than the uniform prior", best.1);
+}

@@ -158,3 +158,22 @@ fn run_configs_are_validated_with_the_field_named() {
         assert!(e.contains(needle), "{e} should name {needle}");
     }
 }
+
+#[test]
+fn gumbel_self_play_records_improved_policies() {
+    let game = lifeline(4);
+    let search = SearchConfig { visits: 16, batch: 4, gumbel: true, ..SearchConfig::default() };
+    let sp = SelfPlayConfig { games_in_flight: 2, full_search_share: 1.0, ..SelfPlayConfig::default() };
+    let mut out = Vec::new();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    SelfPlay { game: &game, search: &search, selfplay: &sp }.run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g));
+    for g in &out {
+        g.record.replay().unwrap();
+        for s in &g.samples {
+            let total: f32 = s.policy.iter().sum();
+            assert!((total - 1.0).abs() < 1e-4, "improved policy sums to 1");
+            // The improved policy gives every legal action some mass, unlike visit counts.
+            assert!(s.policy.iter().zip(&s.legal).all(|(&p, &l)| (l == 1) == (p > 0.0)));
+        }
+    }
+}
