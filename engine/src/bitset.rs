@@ -135,6 +135,12 @@ impl CellSet {
     pub fn words_mut(&mut self) -> &mut [u64; WORDS] {
         &mut self.words
     }
+
+    /// A set from its words (the inverse of [`CellSet::words`]).
+    #[inline]
+    pub const fn from_words(words: [u64; WORDS]) -> CellSet {
+        CellSet { words }
+    }
 }
 
 /// Iterator over the members of a [`CellSet`].

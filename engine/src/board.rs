@@ -374,6 +374,22 @@ impl Board {
         }
     }
 
+    /// Padded-position offset of each direction (in the order of [`Board::directions`]).
+    pub fn offsets(&self) -> &[i32] {
+        &self.offsets
+    }
+
+    /// Every member of `set` moved one step by a padded-position offset, *not* restricted to the
+    /// board (mask the result; positions pushed off the grid are lost). Used for ray fills.
+    #[inline]
+    pub fn shift(set: &CellSet, offset: i32) -> CellSet {
+        if offset > 0 {
+            set.shl(offset as u32)
+        } else {
+            set.shr((-offset) as u32)
+        }
+    }
+
     /// The cells adjacent to `set` and not in it.
     #[inline]
     pub fn neighbourhood(&self, set: &CellSet) -> CellSet {

@@ -4,6 +4,7 @@
 use crate::board::{Board, Symmetry};
 use crate::game::{Action, Game, GameError, Outcome, Player};
 use crate::lifeline::{Lifeline, LifelineOptions};
+use crate::vigilance::{Vigilance, VigilanceOptions};
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +15,8 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "game", content = "options", rename_all = "snake_case")]
 pub enum GameConfig {
     Lifeline(LifelineOptions),
+    /// `{"game": "vigilance", "options": {"board": "Hex M (72)", "captures": true}}`.
+    Vigilance(VigilanceOptions),
 }
 
 impl GameConfig {
@@ -21,6 +24,7 @@ impl GameConfig {
     pub fn start(&self) -> Result<AnyGame, GameError> {
         Ok(match self {
             GameConfig::Lifeline(o) => AnyGame::Lifeline(Lifeline::new(o.clone())?),
+            GameConfig::Vigilance(o) => AnyGame::Vigilance(Vigilance::new(o.clone())?),
         })
     }
 
@@ -35,6 +39,7 @@ impl GameConfig {
                     format!("lifeline-{}-{}", o.size, b)
                 }
             }
+            GameConfig::Vigilance(o) => o.label(),
         }
     }
 }
@@ -43,12 +48,14 @@ impl GameConfig {
 #[derive(Clone, Debug)]
 pub enum AnyGame {
     Lifeline(Lifeline),
+    Vigilance(Vigilance),
 }
 
 macro_rules! dispatch {
     ($self:expr, $g:ident => $e:expr) => {
         match $self {
             AnyGame::Lifeline($g) => $e,
+            AnyGame::Vigilance($g) => $e,
         }
     };
 }
@@ -90,6 +97,7 @@ impl Game for AnyGame {
     fn transformed(&self, sym: &Symmetry) -> Self {
         match self {
             AnyGame::Lifeline(g) => AnyGame::Lifeline(g.transformed(sym)),
+            AnyGame::Vigilance(g) => AnyGame::Vigilance(g.transformed(sym)),
         }
     }
     fn global_tokens(&self) -> &'static str {

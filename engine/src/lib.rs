@@ -5,6 +5,7 @@
 //! - [`board`]: cell graphs on hex and square lattices, bitsets ([`bitset`]) for flood fills.
 //! - [`game`]: the [`Game`] trait, [`Action`], [`Player`], [`Outcome`].
 //! - [`lifeline`]: Lifeline on hexhex boards with strong, weak and komi balancing.
+//! - [`vigilance`]: Vigilance on Ludii's 14 perforated boards ([`vigilance_boards`]).
 //! - [`games`]: [`games::GameConfig`] and [`games::AnyGame`] for dispatch by configuration.
 //! - [`encode`], [`notation`], [`record`]: tensors, text, and records that replay exactly.
 //!
@@ -29,6 +30,8 @@ pub mod notation;
 pub mod playout;
 pub mod record;
 pub mod testing;
+pub mod vigilance;
+pub mod vigilance_boards;
 pub mod zobrist;
 
 pub use board::{Board, Cell};

@@ -65,16 +65,16 @@ fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
 }
 
 fn symbol(g: &AnyGame, c: engine::Cell) -> char {
-    match g {
-        AnyGame::Lifeline(l) => {
-            if l.stones(Player::Black).contains(c as usize) {
-                'X'
-            } else if l.stones(Player::White).contains(c as usize) {
-                'O'
-            } else {
-                '.'
-            }
-        }
+    let (black, white) = match g {
+        AnyGame::Lifeline(l) => (l.stones(Player::Black), l.stones(Player::White)),
+        AnyGame::Vigilance(v) => (v.stones(Player::Black), v.stones(Player::White)),
+    };
+    if black.contains(c as usize) {
+        'X'
+    } else if white.contains(c as usize) {
+        'O'
+    } else {
+        '.'
     }
 }
 
