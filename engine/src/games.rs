@@ -3,7 +3,9 @@
 
 use crate::board::{Board, Symmetry};
 use crate::game::{Action, Game, GameError, Outcome, Player};
+use crate::leblin::{Leblin, LeblinOptions};
 use crate::lifeline::{Lifeline, LifelineOptions};
+use crate::square::{SquareLifeline, SquareOptions};
 use crate::vigilance::{Vigilance, VigilanceOptions};
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,11 @@ pub enum GameConfig {
     Lifeline(LifelineOptions),
     /// `{"game": "vigilance", "options": {"board": "Hex M (72)", "captures": true}}`.
     Vigilance(VigilanceOptions),
+    /// `{"game": "square_lifeline", "options": {"size": 9, "komi": 0, "incursions": "allowed"}}`;
+    /// `"incursions": "forbidden"` is Basic Square Lifeline.
+    SquareLifeline(SquareOptions),
+    /// `{"game": "leblin", "options": {"size": 13, "komi": 0, "handicap": 0}}`.
+    Leblin(LeblinOptions),
 }
 
 impl GameConfig {
@@ -25,6 +32,8 @@ impl GameConfig {
         Ok(match self {
             GameConfig::Lifeline(o) => AnyGame::Lifeline(Lifeline::new(o.clone())?),
             GameConfig::Vigilance(o) => AnyGame::Vigilance(Vigilance::new(o.clone())?),
+            GameConfig::SquareLifeline(o) => AnyGame::SquareLifeline(SquareLifeline::new(o.clone())?),
+            GameConfig::Leblin(o) => AnyGame::Leblin(Leblin::new(o.clone())?),
         })
     }
 
@@ -40,6 +49,8 @@ impl GameConfig {
                 }
             }
             GameConfig::Vigilance(o) => o.label(),
+            GameConfig::SquareLifeline(o) => o.label(),
+            GameConfig::Leblin(o) => o.label(),
         }
     }
 }
@@ -49,6 +60,8 @@ impl GameConfig {
 pub enum AnyGame {
     Lifeline(Lifeline),
     Vigilance(Vigilance),
+    SquareLifeline(SquareLifeline),
+    Leblin(Leblin),
 }
 
 macro_rules! dispatch {
@@ -56,6 +69,8 @@ macro_rules! dispatch {
         match $self {
             AnyGame::Lifeline($g) => $e,
             AnyGame::Vigilance($g) => $e,
+            AnyGame::SquareLifeline($g) => $e,
+            AnyGame::Leblin($g) => $e,
         }
     };
 }
@@ -98,6 +113,8 @@ impl Game for AnyGame {
         match self {
             AnyGame::Lifeline(g) => AnyGame::Lifeline(g.transformed(sym)),
             AnyGame::Vigilance(g) => AnyGame::Vigilance(g.transformed(sym)),
+            AnyGame::SquareLifeline(g) => AnyGame::SquareLifeline(g.transformed(sym)),
+            AnyGame::Leblin(g) => AnyGame::Leblin(g.transformed(sym)),
         }
     }
     fn global_tokens(&self) -> &'static str {

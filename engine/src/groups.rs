@@ -74,3 +74,47 @@ pub fn groups(board: &Board, stones: CellSet) -> Vec<CellSet> {
     }
     out
 }
+
+/// Number of groups (maximal connected subsets) of `set`.
+#[inline]
+pub fn count_groups(board: &Board, set: CellSet) -> u32 {
+    let mut n = 0;
+    let mut rest = set;
+    while let Some(s) = rest.first() {
+        rest -= board.flood(&CellSet::single(s), &set);
+        n += 1;
+    }
+    n
+}
+
+/// The union of the territories (maximal connected sets of empty cells) owned by the player
+/// whose stones are `mine`: those touching at least one of `mine` and none of `theirs`
+/// (RULES.md section 1; a territory touching no stone is owned by nobody).
+#[inline]
+pub fn owned_territory(board: &Board, mine: CellSet, theirs: CellSet) -> CellSet {
+    let empty = *board.on_board() - mine - theirs;
+    let mut owned = CellSet::EMPTY;
+    // Only regions touching `mine` can be owned by it.
+    let mut todo = board.dilate(&mine) & empty;
+    while let Some(s) = todo.first() {
+        let region = board.flood(&CellSet::single(s), &empty);
+        todo -= region;
+        if !board.dilate(&region).intersects(&theirs) {
+            owned |= region;
+        }
+    }
+    owned
+}
+
+/// Whether the empty cell `x` lies in a territory owned by the player whose stones are
+/// `theirs` (the opponent of `mine`): a placement there by `mine` is an incursion.
+#[inline]
+pub fn in_territory_of(board: &Board, x: usize, mine: CellSet, theirs: CellSet) -> bool {
+    let empty = *board.on_board() - mine - theirs;
+    if !empty.contains(x) {
+        return false;
+    }
+    let region = board.flood(&CellSet::single(x), &empty);
+    let border = board.dilate(&region);
+    border.intersects(&theirs) && !border.intersects(&mine)
+}

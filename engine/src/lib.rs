@@ -5,6 +5,8 @@
 //! - [`board`]: cell graphs on hex and square lattices, bitsets ([`bitset`]) for flood fills.
 //! - [`game`]: the [`Game`] trait, [`Action`], [`Player`], [`Outcome`].
 //! - [`lifeline`]: Lifeline on hexhex boards with strong, weak and komi balancing.
+//! - [`square`]: Square Lifeline, Advanced and Basic (incursions allowed or forbidden).
+//! - [`leblin`]: Leblin (lifelines along the grid lines, signed prison, annihilation).
 //! - [`vigilance`]: Vigilance on Ludii's 14 perforated boards ([`vigilance_boards`]).
 //! - [`games`]: [`games::GameConfig`] and [`games::AnyGame`] for dispatch by configuration.
 //! - [`encode`], [`notation`], [`record`]: tensors, text, and records that replay exactly.
@@ -25,10 +27,12 @@ pub mod encode;
 pub mod game;
 pub mod games;
 pub mod groups;
+pub mod leblin;
 pub mod lifeline;
 pub mod notation;
 pub mod playout;
 pub mod record;
+pub mod square;
 pub mod testing;
 pub mod vigilance;
 pub mod vigilance_boards;

@@ -68,6 +68,8 @@ fn symbol(g: &AnyGame, c: engine::Cell) -> char {
     let (black, white) = match g {
         AnyGame::Lifeline(l) => (l.stones(Player::Black), l.stones(Player::White)),
         AnyGame::Vigilance(v) => (v.stones(Player::Black), v.stones(Player::White)),
+        AnyGame::SquareLifeline(s) => (s.stones(Player::Black), s.stones(Player::White)),
+        AnyGame::Leblin(l) => (l.stones(Player::Black), l.stones(Player::White)),
     };
     if black.contains(c as usize) {
         'X'
