@@ -1,1 +1,40 @@
-//! Evaluation: matches, Elo, SPRT gating and balance studies. Not built yet (issue 7).
+//! Evaluation for Lifeline Zero: matches between checkpoints and baselines (`matches`,
+//! `players`), Elo differences with 95% intervals (`elo`), the sequential test that gates a
+//! candidate network (`sprt`, `gate`), and the maximum-likelihood rating table of a run with
+//! its plot (`ratings`). Results live in `RUN/eval/` (`results`).
+//!
+//! Players are `random` (uniform legal actions), `mcts:N` (plain MCTS with random rollouts,
+//! N playouts per decision, no network) and checkpoints with a visit count
+//! (`runs/x/models/000120@64`, `runs/x/models/best`).
+
+pub mod config;
+pub mod elo;
+pub mod gate;
+pub mod matches;
+pub mod players;
+pub mod ratings;
+pub mod results;
+pub mod sprt;
+
+pub use config::EvalConfig;
+pub use elo::{elo_estimate, EloEstimate, Wdl};
+pub use gate::{gate, GateResult};
+pub use matches::{rating_matches, run_match, MatchOptions, MatchOutput};
+pub use players::{Contestant, PlayerSpec, RolloutEvaluator};
+pub use ratings::{fit_ratings, update_ratings, RatingOptions, RatingTable};
+pub use sprt::{Decision, Sprt, SprtStatus};
+
+/// Errors of the evaluation stage; each names the player spec, file or field at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("player `{spec}`: {why}")]
+    BadSpec { spec: String, why: String },
+    #[error(transparent)]
+    Model(#[from] selfplay::model::ModelError),
+    #[error("{path}: {msg}")]
+    Io { path: String, msg: String },
+    #[error("{path}, line {line}: {msg}")]
+    Parse { path: String, line: usize, msg: String },
+    #[error("{0}")]
+    Config(String),
+}

@@ -1,4 +1,164 @@
-fn main() {
-    eprintln!("usage: eval <command>\n\nThe eval stage is not implemented yet; see the open issues.");
-    std::process::exit(2);
+//! `eval`: matches between players, the rating table of a run, and SPRT gating.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use eval::players::{resolve_checkpoint, write_best_pointer, Contestant, PlayerSpec};
+use eval::ratings::{format_table, update_ratings, RatingOptions};
+use eval::{EvalConfig, MatchOptions, MatchOutput};
+use selfplay::config::RunConfig;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(name = "eval", about = "Matches, Elo ratings and SPRT gating for Lifeline Zero")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a match between two players: random, mcts:N, or a checkpoint directory with an
+    /// optional visit count (runs/x/models/000120@64, runs/x/models/best).
+    Match {
+        a: String,
+        b: String,
+        #[arg(long, default_value_t = 20)]
+        games: usize,
+        /// Run config (game, [search] for default visits, [eval] for openings and games in flight).
+        #[arg(long)]
+        config: PathBuf,
+        /// Run directory: games to RUN/eval/games-*.jsonl, the summary appended to RUN/eval/matches.jsonl.
+        #[arg(long)]
+        run: Option<PathBuf>,
+        /// Write the game records here (instead of, or besides, the run directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Random plies before each pair of games (default: [eval] opening_plies).
+        #[arg(long)]
+        opening_plies: Option<u32>,
+        /// Games played at once (default: [eval] games_in_flight).
+        #[arg(long)]
+        games_in_flight: Option<usize>,
+        /// Device of the networks: cpu, or cuda[:N] in a build with the cuda feature.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+    /// Maximum-likelihood Elo of every player in RUN/eval (random = 0), with 95% intervals:
+    /// a table, RUN/eval/ratings.json and RUN/eval/ratings.svg.
+    Ratings {
+        #[arg(long)]
+        run: PathBuf,
+        /// Virtual draws added to every pair that played (keeps one-sided results finite).
+        #[arg(long, default_value_t = 1.0)]
+        prior_draws: f64,
+    },
+    /// Gate a candidate against the best model with an SPRT ([eval] of the config).
+    Gate {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        #[arg(long)]
+        candidate: String,
+        /// Default: RUN/models/best.
+        #[arg(long)]
+        best: Option<String>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// If the candidate (a checkpoint) is promoted, point RUN/models/best at it.
+        #[arg(long)]
+        promote: bool,
+    },
+}
+
+fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
+    let rc = RunConfig::load(path).map_err(anyhow::Error::msg)?;
+    let ec = EvalConfig::from_table(&rc.table).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok((rc, ec))
+}
+
+fn refresh_ratings(run: &Path) {
+    match update_ratings(run, RatingOptions::default()) {
+        Ok(_) => println!("ratings updated: {}", run.join("eval").join("ratings.json").display()),
+        Err(e) => eprintln!("warning: ratings not updated: {e}"),
+    }
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Match { a, b, games, config, run, out, seed, opening_plies, games_in_flight, device } => {
+            let (rc, ec) = load_config(&config)?;
+            let dev = selfplay::model::parse_device(&device)?;
+            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &dev).context("player A")?;
+            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &dev).context("player B")?;
+            if games == 0 {
+                bail!("--games must be at least 1");
+            }
+            let opts = MatchOptions {
+                games,
+                opening_plies: opening_plies.unwrap_or(ec.opening_plies),
+                games_in_flight: games_in_flight.unwrap_or(ec.games_in_flight).max(1),
+                seed,
+                progress: true,
+            };
+            let mut output = match &run {
+                Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),
+                None => MatchOutput::default(),
+            };
+            if out.is_some() {
+                output.games_file = out;
+            }
+            let s = eval::run_match(&rc.game, &pa, &pb, &opts, &output)?;
+            println!("{}", eval::matches::describe(&s));
+            println!("{}", serde_json::to_string(&s)?);
+            if let Some(p) = &output.games_file {
+                println!("games: {}", p.display());
+            }
+            if let Some(r) = &run {
+                println!("summary appended to {}", eval::results::matches_file(r).display());
+                refresh_ratings(r);
+            }
+        }
+        Command::Ratings { run, prior_draws } => {
+            if !(prior_draws >= 0.0) {
+                bail!("--prior-draws must not be negative");
+            }
+            let t = update_ratings(&run, RatingOptions { prior_draws, ..Default::default() })?;
+            print!("{}", format_table(&t));
+            println!("written: {} and {}", run.join("eval/ratings.json").display(), run.join("eval/ratings.svg").display());
+        }
+        Command::Gate { config, run, candidate, best, seed, device, promote } => {
+            let (rc, ec) = load_config(&config)?;
+            let dev = selfplay::model::parse_device(&device)?;
+            let visits = ec.gate_visits.unwrap_or(rc.search.visits);
+            let best = best.unwrap_or_else(|| run.join("models").join("best").display().to_string());
+            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &dev).context("candidate")?;
+            let pb = Contestant::load(&best, &rc.game, &rc.search, visits, &dev).context("best")?;
+            let out = MatchOutput::in_run(&run, &pc, &pb, "gate-");
+            let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, true, &out)?;
+            println!("{}", eval::matches::describe(&g.summary));
+            println!(
+                "SPRT elo0 {} elo1 {} alpha {} beta {}: LLR {:.3} in [{:.3}, {:.3}] -> {:?} (decided by {})",
+                ec.elo0, ec.elo1, ec.alpha, ec.beta, g.status.llr, g.status.lower, g.status.upper, g.status.decision, g.decided_by
+            );
+            println!("{}", if g.promoted { "candidate PROMOTED" } else { "candidate rejected" });
+            if g.promoted && promote {
+                match PlayerSpec::parse(&candidate)? {
+                    PlayerSpec::Checkpoint { path, .. } => {
+                        let dir = resolve_checkpoint(&path)?;
+                        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        write_best_pointer(&run.join("models"), &name)?;
+                        println!("{} now points at {name}", run.join("models/best").display());
+                    }
+                    _ => println!("the candidate is not a checkpoint: no best pointer written"),
+                }
+            }
+            refresh_ratings(&run);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,133 @@
+//! The `[eval]` table of a run config.
+//!
+//! ```toml
+//! [eval]
+//! gate_visits = 64          # visits per decision in gate games (default: [search] visits)
+//! max_games = 400           # a gate that has not decided by then goes by score > 50%
+//! gate_batch = 16           # games between two looks of the SPRT (even: openings are paired)
+//! elo0 = 0.0                # SPRT hypotheses and error rates
+//! elo1 = 35.0
+//! alpha = 0.05
+//! beta = 0.05
+//! opening_plies = 2         # random plies before each pair of games (0 allowed)
+//! games_in_flight = 16      # games played at once; their leaves share evaluation calls
+//! rating_games = 20         # games of each new checkpoint against each baseline
+//! rating_baselines = ["random", "mcts:200"]
+//! rating_visits = 64        # checkpoint visits in rating matches (default: [search] visits)
+//! ```
+
+use crate::players::PlayerSpec;
+use crate::sprt::Sprt;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalConfig {
+    pub gate_visits: Option<u32>,
+    pub max_games: usize,
+    pub gate_batch: usize,
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub opening_plies: u32,
+    pub games_in_flight: usize,
+    pub rating_games: usize,
+    pub rating_baselines: Vec<String>,
+    pub rating_visits: Option<u32>,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig {
+            gate_visits: None,
+            max_games: 400,
+            gate_batch: 16,
+            elo0: 0.0,
+            elo1: 35.0,
+            alpha: 0.05,
+            beta: 0.05,
+            opening_plies: 2,
+            games_in_flight: 16,
+            rating_games: 20,
+            rating_baselines: vec!["random".into(), "mcts:200".into()],
+            rating_visits: None,
+        }
+    }
+}
+
+impl EvalConfig {
+    /// The `[eval]` table of a whole config file (defaults where it is absent).
+    pub fn from_table(table: &toml::Table) -> Result<EvalConfig, String> {
+        let section = table.get("eval").cloned().unwrap_or(toml::Value::Table(Default::default()));
+        let cfg: EvalConfig = section.try_into().map_err(|e| format!("[eval]: {e}"))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn sprt(&self) -> Sprt {
+        Sprt { elo0: self.elo0, elo1: self.elo1, alpha: self.alpha, beta: self.beta }
+    }
+
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.gate_visits == Some(0) {
+            return Err("eval.gate_visits must be at least 1".into());
+        }
+        if self.rating_visits == Some(0) {
+            return Err("eval.rating_visits must be at least 1".into());
+        }
+        if self.max_games < 2 {
+            return Err("eval.max_games must be at least 2".into());
+        }
+        if self.gate_batch < 2 || self.gate_batch % 2 != 0 {
+            return Err("eval.gate_batch must be an even number of at least 2 (openings are played in pairs)".into());
+        }
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(format!("eval.alpha must be between 0 and 0.5, got {}", self.alpha));
+        }
+        if !(self.beta > 0.0 && self.beta < 0.5) {
+            return Err(format!("eval.beta must be between 0 and 0.5, got {}", self.beta));
+        }
+        if !(self.elo1 > self.elo0) || !self.elo0.is_finite() || !self.elo1.is_finite() {
+            return Err(format!("eval.elo1 ({}) must be greater than eval.elo0 ({})", self.elo1, self.elo0));
+        }
+        if self.opening_plies > 64 {
+            return Err("eval.opening_plies must be at most 64".into());
+        }
+        if self.games_in_flight == 0 {
+            return Err("eval.games_in_flight must be at least 1".into());
+        }
+        for b in &self.rating_baselines {
+            match PlayerSpec::parse(b) {
+                Ok(PlayerSpec::Checkpoint { .. }) => {
+                    return Err(format!("eval.rating_baselines: `{b}` is not a baseline (expected random or mcts:N)"))
+                }
+                Ok(_) => {}
+                Err(e) => return Err(format!("eval.rating_baselines: {e}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_errors_name_the_field() {
+        let t: toml::Table = toml::from_str("[eval]\nmax_games = 100\nelo1 = 20.0\n").unwrap();
+        let c = EvalConfig::from_table(&t).unwrap();
+        assert_eq!(c.max_games, 100);
+        assert_eq!(c.opening_plies, 2);
+        assert!(EvalConfig::from_table(&toml::Table::new()).is_ok());
+        let bad = |text: &str| EvalConfig::from_table(&toml::from_str(text).unwrap()).unwrap_err();
+        assert!(bad("[eval]\nmax_gamez = 3\n").contains("max_gamez"));
+        assert!(bad("[eval]\nalpha = 0.7\n").contains("eval.alpha"));
+        assert!(bad("[eval]\nelo0 = 10.0\nelo1 = 5.0\n").contains("eval.elo1"));
+        assert!(bad("[eval]\ngate_batch = 3\n").contains("eval.gate_batch"));
+        assert!(bad("[eval]\nrating_baselines = [\"mcts:x\"]\n").contains("mcts:x"));
+        assert!(bad("[eval]\ngames_in_flight = 0\n").contains("eval.games_in_flight"));
+    }
+}

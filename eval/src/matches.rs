@@ -1,0 +1,410 @@
+//! Matches: N games between two players, colours alternated and openings paired, many games
+//! in flight with each side's leaves evaluated together.
+//!
+//! Game `i` belongs to opening pair `i / 2`: the opening is `opening_plies` uniformly random
+//! plies from the start, drawn from a generator seeded by (seed, pair), and player A has Black
+//! in the even game of the pair and White in the odd one. So every opening is played once with
+//! each colour, and a match is reproducible from its seed (and so is any batch of a gate, since
+//! the opening of a game depends only on its index).
+//!
+//! At every step each side gathers leaves from all the games where it is to move, makes one
+//! evaluator call for all of them, and hands the answers back (as the self-play worker does);
+//! games where the decision is trivial (one legal action, or the random player) move at once.
+
+use crate::elo::{elo_estimate, Wdl};
+use crate::players::{Brain, Contestant, RolloutEvaluator};
+use crate::results::{append_summary, now_secs, MatchSummary};
+use crate::EvalError;
+use engine::record::{write_records, GameRecord};
+use engine::{Action, AnyGame, Game, GameConfig, Player};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use selfplay::model::NetEvaluator;
+use selfplay::search::{Evaluation, Evaluator, Search};
+use std::path::{Path, PathBuf};
+
+/// How a match is played.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchOptions {
+    pub games: usize,
+    /// Random plies before each pair of games (0: every game from the start).
+    pub opening_plies: u32,
+    /// Games played at once.
+    pub games_in_flight: usize,
+    pub seed: u64,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+impl Default for MatchOptions {
+    fn default() -> Self {
+        MatchOptions { games: 20, opening_plies: 2, games_in_flight: 16, seed: 1, progress: false }
+    }
+}
+
+/// Where the results of a match go.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MatchOutput {
+    /// One game record per line (written atomically when the match ends).
+    pub games_file: Option<PathBuf>,
+    /// The summary line is appended here.
+    pub summary_file: Option<PathBuf>,
+}
+
+impl MatchOutput {
+    /// `RUN/eval/games-A-vs-B-TIME.jsonl` and `RUN/eval/matches.jsonl`.
+    pub fn in_run(run: &Path, a: &Contestant, b: &Contestant, tag: &str) -> MatchOutput {
+        let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>();
+        let name = format!("games-{tag}{}-vs-{}-{}.jsonl", clean(&a.info.name), clean(&b.info.name), now_secs());
+        MatchOutput { games_file: Some(run.join("eval").join(name)), summary_file: Some(crate::results::matches_file(run)) }
+    }
+}
+
+/// One finished game.
+#[derive(Clone, Debug)]
+pub struct GameResult {
+    pub index: usize,
+    /// The colour player A had.
+    pub a_colour: Player,
+    /// A's score: 1 win, 0.5 draw, 0 loss.
+    pub score_a: f64,
+    /// The record, with `meta` naming the players, A's colour, the opening length and A's
+    /// score.
+    pub record: GameRecord,
+}
+
+/// Sum of results from A's point of view.
+pub fn tally(results: &[GameResult]) -> Wdl {
+    let mut w = Wdl::default();
+    for r in results {
+        if r.score_a > 0.75 {
+            w.wins += 1;
+        } else if r.score_a < 0.25 {
+            w.losses += 1;
+        } else {
+            w.draws += 1;
+        }
+    }
+    w
+}
+
+/// The opening of pair `pair`: up to `plies` uniformly random legal actions (fewer only if
+/// every try ends the game first).
+pub fn opening(start: &AnyGame, plies: u32, seed: u64, pair: u64) -> Vec<Action> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(pair);
+    let mut legal = Vec::new();
+    let mut best = Vec::new();
+    for _ in 0..100 {
+        let mut g = start.clone();
+        let mut actions = Vec::new();
+        while (actions.len() as u32) < plies && g.outcome().is_none() {
+            g.legal_actions(&mut legal);
+            let a = legal[rng.gen_range(0..legal.len())];
+            g.apply(a);
+            actions.push(a);
+        }
+        if g.outcome().is_none() {
+            return actions;
+        }
+        if actions.len() > best.len() + 1 {
+            best = actions[..actions.len() - 1].to_vec();
+        }
+    }
+    best
+}
+
+/// A side's evaluator for one batch of games.
+enum SideEval<'a> {
+    None,
+    Rollout(RolloutEvaluator),
+    Net(NetEvaluator<'a>),
+}
+
+impl Evaluator<AnyGame> for SideEval<'_> {
+    fn evaluate(&mut self, positions: &[AnyGame], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+        match self {
+            SideEval::None => unreachable!("the random player never searches"),
+            SideEval::Rollout(e) => e.evaluate(positions, legal, out),
+            SideEval::Net(e) => e.evaluate(positions, legal, out),
+        }
+    }
+}
+
+fn side_eval(c: &Contestant, seed: u64) -> SideEval<'_> {
+    match &c.brain {
+        Brain::Random => SideEval::None,
+        Brain::Mcts { .. } => SideEval::Rollout(RolloutEvaluator::new(seed)),
+        Brain::Net { model, .. } => SideEval::Net(NetEvaluator::new(model)),
+    }
+}
+
+struct Slot {
+    index: usize,
+    a_colour: Player,
+    game: AnyGame,
+    actions: Vec<Action>,
+    opening_len: usize,
+    /// Search trees of A (0) and B (1), created on their first decision and advanced with
+    /// every action (tree reuse).
+    searches: [Option<Search<AnyGame>>; 2],
+    rng: ChaCha8Rng,
+}
+
+impl Slot {
+    fn side_to_move(&self) -> usize {
+        if self.game.to_move() == self.a_colour {
+            0
+        } else {
+            1
+        }
+    }
+    fn play(&mut self, a: Action) {
+        self.game.apply(a);
+        self.actions.push(a);
+        for s in self.searches.iter_mut().flatten() {
+            s.advance(a);
+        }
+    }
+}
+
+/// Play games `first..first + count` of a match between `a` and `b`; results in index order.
+pub fn play_games(
+    game: &GameConfig,
+    a: &Contestant,
+    b: &Contestant,
+    first: usize,
+    count: usize,
+    opts: &MatchOptions,
+    progress: Option<&ProgressBar>,
+) -> Result<Vec<GameResult>, EvalError> {
+    let start = game.start().map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
+    let players = [a, b];
+    let mut evals = [side_eval(a, opts.seed ^ 0xA11CE ^ first as u64), side_eval(b, opts.seed ^ 0xB0B ^ first as u64)];
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut next = first;
+    let end = first + count;
+    let mut results: Vec<GameResult> = Vec::new();
+    let mut legal = Vec::new();
+    let mut batch_games: Vec<AnyGame> = Vec::new();
+    let mut batch_legal: Vec<Vec<Action>> = Vec::new();
+    let mut out: Vec<Evaluation> = Vec::new();
+    loop {
+        while next < end && slots.len() < opts.games_in_flight.max(1) {
+            let open = opening(&start, opts.opening_plies, opts.seed, (next / 2) as u64);
+            let mut game = start.clone();
+            for &x in &open {
+                game.apply(x);
+            }
+            let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+            rng.set_stream(1 << 40 | next as u64);
+            slots.push(Slot {
+                index: next,
+                a_colour: if next % 2 == 0 { Player::Black } else { Player::White },
+                game,
+                actions: open.clone(),
+                opening_len: open.len(),
+                searches: [None, None],
+                rng,
+            });
+            next += 1;
+        }
+        if slots.is_empty() {
+            break;
+        }
+        // Trivial decisions, and finished games.
+        let mut k = 0;
+        while k < slots.len() {
+            let slot = &mut slots[k];
+            while slot.game.outcome().is_none() {
+                let side = slot.side_to_move();
+                slot.game.legal_actions(&mut legal);
+                let random = matches!(players[side].brain, Brain::Random);
+                if legal.len() == 1 || random {
+                    let x = legal[slot.rng.gen_range(0..legal.len())];
+                    slot.play(x);
+                } else {
+                    break;
+                }
+            }
+            if slot.game.outcome().is_some() {
+                let slot = slots.swap_remove(k);
+                results.push(finish(game, &start, slot, a, b));
+                if let Some(p) = progress {
+                    p.inc(1);
+                }
+            } else {
+                k += 1;
+            }
+        }
+        // Each side: gather leaves from every game where it is to move, one evaluation call.
+        for side in 0..2 {
+            let Some(cfg) = players[side].search_config() else { continue };
+            batch_games.clear();
+            batch_legal.clear();
+            let mut spans = Vec::new();
+            for (k, slot) in slots.iter_mut().enumerate() {
+                if slot.game.outcome().is_some() || slot.side_to_move() != side {
+                    continue;
+                }
+                let root = slot.game.clone();
+                let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root));
+                let want = cfg.visits.saturating_sub(search.root_visits()).clamp(1, cfg.batch as u32);
+                search.gather(want as usize);
+                let (g, l) = search.pending();
+                spans.push((k, batch_games.len()..batch_games.len() + g.len()));
+                batch_games.extend_from_slice(g);
+                batch_legal.extend_from_slice(l);
+            }
+            if spans.is_empty() {
+                continue;
+            }
+            if !batch_games.is_empty() {
+                evals[side].evaluate(&batch_games, &batch_legal, &mut out);
+            } else {
+                out.clear();
+            }
+            for (k, span) in spans {
+                let slot = &mut slots[k];
+                let search = slot.searches[side].as_mut().unwrap();
+                search.deliver(&out[span]);
+                if search.root_visits() >= cfg.visits {
+                    let x = search.result().best();
+                    slot.play(x);
+                }
+            }
+        }
+    }
+    results.sort_by_key(|r| r.index);
+    Ok(results)
+}
+
+fn finish(config: &GameConfig, start: &AnyGame, slot: Slot, a: &Contestant, b: &Contestant) -> GameResult {
+    let outcome = slot.game.outcome().expect("finished game");
+    let score_a = match outcome.winner {
+        None => 0.5,
+        Some(w) if w == slot.a_colour => 1.0,
+        Some(_) => 0.0,
+    };
+    let mut record = GameRecord::new(config.clone(), start, &slot.actions, &slot.game);
+    let (black, white) = if slot.a_colour == Player::Black { (a, b) } else { (b, a) };
+    let m = &mut record.meta;
+    use serde_json::json;
+    m.insert("index".into(), json!(slot.index));
+    m.insert("a".into(), json!(a.info.name));
+    m.insert("b".into(), json!(b.info.name));
+    m.insert("black".into(), json!(black.info.name));
+    m.insert("white".into(), json!(white.info.name));
+    m.insert("a_colour".into(), json!(slot.a_colour));
+    m.insert("opening_plies".into(), json!(slot.opening_len));
+    m.insert("length".into(), json!(slot.actions.len()));
+    m.insert("score_a".into(), json!(score_a));
+    GameResult { index: slot.index, a_colour: slot.a_colour, score_a, record }
+}
+
+pub(crate) fn progress_bar(total: u64, show: bool, label: &str) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let p = ProgressBar::new(total);
+    p.set_style(ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} games [{elapsed_precise}]").unwrap());
+    p.set_message(label.to_string());
+    p
+}
+
+/// A summary from A's point of view.
+pub fn summarize(kind: &str, game: &GameConfig, a: &Contestant, b: &Contestant, results: &[GameResult], opts: &MatchOptions, games_file: Option<&Path>) -> MatchSummary {
+    let wdl = tally(results);
+    let e = elo_estimate(wdl);
+    MatchSummary {
+        kind: kind.into(),
+        game: game.label(),
+        a: a.info.clone(),
+        b: b.info.clone(),
+        wins: wdl.wins,
+        draws: wdl.draws,
+        losses: wdl.losses,
+        games: wdl.games(),
+        score: wdl.score(),
+        elo: e.elo,
+        elo_lo: e.lo,
+        elo_hi: e.hi,
+        seed: opts.seed,
+        opening_plies: opts.opening_plies,
+        games_file: games_file.map(|p| p.display().to_string()),
+        time: now_secs(),
+        sprt: None,
+        sprt_status: None,
+        promoted: None,
+    }
+}
+
+/// Write the game records (atomically) of a finished match.
+pub(crate) fn write_games(path: &Path, results: &[GameResult]) -> Result<(), EvalError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| EvalError::Io { path: dir.display().to_string(), msg: e.to_string() })?;
+    }
+    let records: Vec<GameRecord> = results.iter().map(|r| r.record.clone()).collect();
+    write_records(path, &records).map_err(|e| EvalError::Io { path: path.display().to_string(), msg: e.to_string() })
+}
+
+/// Play a whole match, write its games and append its summary where `out` says.
+pub fn run_match(game: &GameConfig, a: &Contestant, b: &Contestant, opts: &MatchOptions, out: &MatchOutput) -> Result<MatchSummary, EvalError> {
+    let bar = progress_bar(opts.games as u64, opts.progress, &format!("{} vs {}", a.info.name, b.info.name));
+    let results = play_games(game, a, b, 0, opts.games, opts, Some(&bar))?;
+    bar.finish_and_clear();
+    if let Some(p) = &out.games_file {
+        write_games(p, &results)?;
+    }
+    let summary = summarize("match", game, a, b, &results, opts, out.games_file.as_deref());
+    if let Some(p) = &out.summary_file {
+        append_summary(p, &summary)?;
+    }
+    Ok(summary)
+}
+
+/// One line for people: `A vs B: +W =D -L, score 72.5%, Elo +168 [+95, +260] (40 games)`.
+pub fn describe(s: &MatchSummary) -> String {
+    format!(
+        "{} vs {}: +{} ={} -{}, score {:.1}%, Elo {:+.0} [{:+.0}, {:+.0}] ({} games)",
+        s.a.name,
+        s.b.name,
+        s.wins,
+        s.draws,
+        s.losses,
+        100.0 * s.score,
+        s.elo,
+        s.elo_lo,
+        s.elo_hi,
+        s.games
+    )
+}
+
+/// Rating matches of `player` (a new checkpoint) against each of `cfg.rating_baselines`,
+/// `cfg.rating_games` games each, results appended to `RUN/eval/`. Baselines use the
+/// exploration constants of `base`.
+pub fn rating_matches(
+    run: &Path,
+    game: &GameConfig,
+    base: &selfplay::search::SearchConfig,
+    cfg: &crate::config::EvalConfig,
+    player: &Contestant,
+    seed: u64,
+    progress: bool,
+) -> Result<Vec<MatchSummary>, EvalError> {
+    let mut out = Vec::new();
+    for (k, spec) in cfg.rating_baselines.iter().enumerate() {
+        let device = selfplay::model::parse_device("cpu")?;
+        let baseline = Contestant::load(spec, game, base, base.visits, &device)?;
+        let opts = MatchOptions {
+            games: cfg.rating_games,
+            opening_plies: cfg.opening_plies,
+            games_in_flight: cfg.games_in_flight,
+            seed: seed.wrapping_add(k as u64),
+            progress,
+        };
+        out.push(run_match(game, player, &baseline, &opts, &MatchOutput::in_run(run, player, &baseline, ""))?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,161 @@
+//! Match results on disk: one summary line per match (or gate) appended to
+//! `RUN/eval/matches.jsonl`, and per-game lines in `RUN/eval/games-*.jsonl`.
+//!
+//! A summary line carries `"kind": "match"` or `"kind": "gate"`; the ratings read every such
+//! line of every `.jsonl` file under `RUN/eval/` (game lines are game records and have no
+//! `kind`, so nothing is counted twice).
+
+use crate::elo::{EloEstimate, Wdl};
+use crate::sprt::{Sprt, SprtStatus};
+use crate::EvalError;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// The file summaries are appended to, under a run directory.
+pub fn matches_file(run: &Path) -> PathBuf {
+    run.join("eval").join("matches.jsonl")
+}
+
+/// What kind of player took part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlayerKind {
+    Random,
+    Mcts,
+    Checkpoint,
+}
+
+/// A player as results and ratings name it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerInfo {
+    /// Stable name: `random`, `mcts:200`, or a checkpoint's directory name with its visits,
+    /// `000120@64`.
+    pub name: String,
+    pub kind: PlayerKind,
+    /// The spec it was given on the command line or in the config.
+    pub spec: String,
+    /// Training step of a checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// Visits (playouts for `mcts`) per decision; none for `random`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visits: Option<u32>,
+}
+
+/// The summary line of one match or gate, from player A's point of view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchSummary {
+    /// `match` or `gate`.
+    pub kind: String,
+    /// The game's label (`lifeline-4-strong`).
+    pub game: String,
+    pub a: PlayerInfo,
+    pub b: PlayerInfo,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub games: u64,
+    /// A's mean score per game.
+    pub score: f64,
+    /// A's Elo difference over B and its 95% interval.
+    pub elo: f64,
+    pub elo_lo: f64,
+    pub elo_hi: f64,
+    pub seed: u64,
+    pub opening_plies: u32,
+    /// Where the per-game lines went, if anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games_file: Option<String>,
+    /// Seconds since the Unix epoch when the match ended.
+    pub time: u64,
+    /// Gates only: the test's parameters and final state, and whether A (the candidate) was
+    /// promoted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt: Option<Sprt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprt_status: Option<SprtStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promoted: Option<bool>,
+}
+
+impl MatchSummary {
+    pub fn wdl(&self) -> Wdl {
+        Wdl::new(self.wins, self.draws, self.losses)
+    }
+    pub fn estimate(&self) -> EloEstimate {
+        crate::elo::elo_estimate(self.wdl())
+    }
+}
+
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Append one line to `path` with a single write (O_APPEND), then fsync: concurrent writers
+/// never interleave inside a line and a crash loses at most this line.
+pub fn append_line(path: &Path, line: &str) -> Result<(), EvalError> {
+    let io = |e: std::io::Error| EvalError::Io { path: path.display().to_string(), msg: e.to_string() };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+    let mut buf = line.trim_end().to_string();
+    buf.push('\n');
+    f.write_all(buf.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)
+}
+
+pub fn append_summary(path: &Path, summary: &MatchSummary) -> Result<(), EvalError> {
+    append_line(path, &serde_json::to_string(summary).expect("summaries serialise"))
+}
+
+/// Write `text` to `path` atomically (temporary name, fsync, rename).
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), EvalError> {
+    let io = |e: std::io::Error| EvalError::Io { path: path.display().to_string(), msg: e.to_string() };
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp).map_err(io)?;
+        f.write_all(text.as_bytes()).map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Every match and gate summary in the `.jsonl` files of `dir` (sorted by file name, then line
+/// order). Lines without a `kind` of `match` or `gate` are skipped; a line that is not JSON,
+/// or a summary line that does not parse, is an error naming the file and line.
+pub fn read_summaries(dir: &Path) -> Result<Vec<MatchSummary>, EvalError> {
+    let io = |p: &Path, e: std::io::Error| EvalError::Io { path: p.display().to_string(), msg: e.to_string() };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let f = std::fs::File::open(&path).map_err(|e| io(&path, e))?;
+        for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| io(&path, e))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |msg: String| EvalError::Parse { path: path.display().to_string(), line: i + 1, msg };
+            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+            match v.get("kind").and_then(|k| k.as_str()) {
+                Some("match") | Some("gate") => {
+                    out.push(serde_json::from_value(v).map_err(|e| bad(format!("not a match summary: {e}")))?);
+                }
+                _ => continue,
+            }
+        }
+    }
+    Ok(out)
+}
