@@ -1,10 +1,14 @@
-//! Self-play: the search (PUCT with batched leaf evaluation; the network and Gumbel root come
-//! with issue 5), self-play workers and training-sample shards.
+//! Self-play: the policy-value network (`net`, a burn module; the backend is chosen at run time
+//! through the device), models on disk and the network evaluator (`model`), the search (PUCT
+//! with batched leaf evaluation, Gumbel root), self-play workers and training-sample shards.
 //!
 //! The search is generic over [`engine::Game`] and over an [`search::Evaluator`], so it runs
 //! with a network, with uniform priors, or with any other scorer.
 
 pub mod config;
+pub mod generate;
+pub mod model;
+pub mod net;
 pub mod search;
 pub mod shard;
 pub mod worker;

@@ -1,20 +1,22 @@
-//! `selfplay`: generate training data by self-play.
+//! `selfplay`: generate training data by self-play, and measure the network and the search.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use engine::record::write_records;
-use engine::{Game, Player};
-use indicatif::{ProgressBar, ProgressStyle};
+use engine::{AnyGame, Game};
 use rand::SeedableRng;
 use selfplay::config::RunConfig;
+use selfplay::generate::{default_threads, generate, RunOutput};
+use selfplay::model::{parse_device, Model, NetEvaluator};
 use selfplay::search::UniformEvaluator;
-use selfplay::shard::{write_shard, ShardMeta};
 use selfplay::worker::SelfPlay;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(name = "selfplay", about = "Self-play games and training samples for Lifeline Zero")]
+#[command(
+    name = "selfplay",
+    about = "Self-play games and training samples for Lifeline Zero"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -26,7 +28,7 @@ enum Cmd {
     Run {
         #[arg(long)]
         config: PathBuf,
-        /// `random` (uniform priors, zero value) or a checkpoint (not available yet).
+        /// `random` (uniform priors, zero value) or a checkpoint directory.
         #[arg(long, default_value = "random")]
         model: String,
         #[arg(long, default_value_t = 16)]
@@ -36,65 +38,297 @@ enum Cmd {
         run: Option<PathBuf>,
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Threads (default: `selfplay.threads` of the config, 0 = one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// `cpu`, or `cuda[:N]` in a build with the `cuda` feature.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+    /// Positions per second of the config's network at batch sizes 1, 16, 64 and 256.
+    BenchNet {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Seconds to measure each batch size.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+        batches: Vec<usize>,
+        /// Also run scripts/bench_reference.py (onnxruntime, same architecture) and print the ratio.
+        #[arg(long)]
+        reference: bool,
+    },
+    /// Visits per second of self-play search with the config's network, and the share of time
+    /// spent outside the network (search, rules, encoding).
+    BenchSearch {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        #[arg(long, default_value_t = 4)]
+        games: usize,
+        /// `random` for a randomly initialised network, or a checkpoint directory.
+        #[arg(long, default_value = "random")]
+        model: String,
     },
 }
 
+fn load_model(spec: &str, cfg: &RunConfig, device: &str) -> Result<Model> {
+    let device = parse_device(device)?;
+    let model = if spec == "random" {
+        Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?
+    } else {
+        let m = Model::load(Path::new(spec), &device)?;
+        // One network serves every board size of a game (global pooling), so only the input
+        // planes must agree.
+        let planes = cfg.game.start()?.num_planes();
+        if m.meta.planes != planes {
+            bail!("{spec} was trained for {} ({} input planes); the config plays {} ({planes} planes)", m.meta.game.label(), m.meta.planes, cfg.game.label());
+        }
+        m
+    };
+    Ok(model.for_inference())
+}
+
 fn main() -> Result<()> {
-    let Cmd::Run { config, model, games, run, seed } = Cli::parse().cmd;
-    let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
-    if model != "random" {
-        bail!("--model {model}: only `random` is available until the network lands (issue 5)");
+    match Cli::parse().cmd {
+        Cmd::Run {
+            config,
+            model,
+            games,
+            run,
+            seed,
+            threads,
+            device,
+        } => {
+            let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
+            let run = run.unwrap_or_else(|| {
+                PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
+            });
+            let threads = match threads.unwrap_or(cfg.selfplay.threads) {
+                0 => default_threads(),
+                n => n,
+            };
+            let out = RunOutput {
+                run: &run,
+                model: &model,
+                progress: true,
+            };
+            let summary = if model == "random" {
+                generate(&cfg, |_| UniformEvaluator, games, threads, seed, &out)?
+            } else {
+                let net = load_model(&model, &cfg, &device)
+                    .with_context(|| format!("--model {model}"))?;
+                generate(
+                    &cfg,
+                    |_| NetEvaluator::new(&net),
+                    games,
+                    threads,
+                    seed,
+                    &out,
+                )?
+            };
+            println!("{}", summary.line());
+            println!(
+                "-> {}, {}",
+                summary.shard.unwrap().display(),
+                summary.records.unwrap().display()
+            );
+        }
+        Cmd::BenchNet {
+            config,
+            device,
+            seconds,
+            batches,
+            reference,
+        } => bench_net(&config, &device, seconds, &batches, reference)?,
+        Cmd::BenchSearch {
+            config,
+            device,
+            games,
+            model,
+        } => bench_search(&config, &device, games, &model)?,
     }
-    let run = run.unwrap_or_else(|| PathBuf::from("runs").join(config.file_stem().unwrap_or_default()));
-    let dir = run.join("selfplay");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(())
+}
+
+/// Positions from random games of the config, for benchmarks.
+fn sample_positions(start: &AnyGame, n: usize) -> Vec<AnyGame> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        engine::testing::random_game(start, &mut rng, |before, _, _| {
+            if out.len() < n {
+                out.push(before.clone());
+            }
+        });
+    }
+    out
+}
+
+fn bench_net(
+    config: &Path,
+    device: &str,
+    seconds: f64,
+    batches: &[usize],
+    reference: bool,
+) -> Result<()> {
+    let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
+    let model = load_model("random", &cfg, device)?;
     let start = cfg.game.start()?;
     let b = start.board();
-    let stamp = format!("{}-{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis(), std::process::id());
+    let (planes, h, w) = (start.num_planes(), b.height(), b.width());
+    let n = cfg.network.clone();
+    println!(
+        "network {}x{} (head {}, value hidden {}, pool every {}), input {planes}x{h}x{w}, device {device}",
+        n.blocks, n.channels, n.head_channels, n.value_hidden, n.pool_every
+    );
+    let max = batches.iter().copied().max().unwrap_or(1);
+    let positions = sample_positions(&start, max);
+    let mut inputs = vec![0f32; max * planes * h * w];
+    for (g, chunk) in positions.iter().zip(inputs.chunks_mut(planes * h * w)) {
+        g.encode(ndarray::ArrayViewMut3::from_shape((planes, h, w), chunk)?);
+    }
+    let mut mask = vec![0f32; h * w];
+    for &c in b.cells() {
+        mask[b.grid_index(c)] = 1.0;
+    }
+    let mut ours = Vec::new();
+    for &batch in batches {
+        let x = &inputs[..batch * planes * h * w];
+        model.run(x.to_vec(), &mask, batch, h, w); // warm-up
+        let t0 = Instant::now();
+        let mut done = 0usize;
+        while t0.elapsed().as_secs_f64() < seconds || done == 0 {
+            model.run(x.to_vec(), &mask, batch, h, w);
+            done += batch;
+        }
+        let rate = done as f64 / t0.elapsed().as_secs_f64();
+        println!("burn      batch {batch:>4}: {rate:>9.0} positions/s");
+        ours.push((batch, rate));
+    }
+    if reference {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench_reference.py");
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .args([
+                "--mode",
+                "infer",
+                "--planes",
+                &planes.to_string(),
+                "--height",
+                &h.to_string(),
+                "--width",
+                &w.to_string(),
+            ])
+            .args([
+                "--blocks",
+                &n.blocks.to_string(),
+                "--channels",
+                &n.channels.to_string(),
+            ])
+            .args([
+                "--head-channels",
+                &n.head_channels.to_string(),
+                "--value-hidden",
+                &n.value_hidden.to_string(),
+            ])
+            .args([
+                "--pool-every",
+                &n.pool_every.to_string(),
+                "--policy-len",
+                &start.policy_len().to_string(),
+            ])
+            .args([
+                "--seconds",
+                &seconds.to_string(),
+                "--batches",
+                &batches
+                    .iter()
+                    .map(|b| b.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ])
+            .output()
+            .with_context(|| format!("cannot run {}", script.display()))?;
+        if !out.status.success() {
+            bail!(
+                "{} failed: {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            println!("{line}");
+            // "onnxruntime batch   16:      3550 positions/s"
+            if let Some(rest) = line.strip_prefix("onnxruntime batch") {
+                let mut parts = rest.split(':');
+                let batch: usize = parts.next().unwrap_or("").trim().parse().unwrap_or(0);
+                let rate: f64 = parts
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .parse()
+                    .unwrap_or(0.0);
+                if let Some((_, r)) = ours.iter().find(|(b, _)| *b == batch) {
+                    println!(
+                        "  burn / onnxruntime at batch {batch}: {:.2}",
+                        r / rate.max(1e-9)
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
 
-    let bar = ProgressBar::new(games as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}").unwrap());
-    let t0 = Instant::now();
-    let (mut samples, mut records) = (Vec::new(), Vec::new());
-    let (mut wins, mut plies) = ([0usize; 3], 0usize);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let sp = SelfPlay { game: &cfg.game, search: &cfg.search, selfplay: &cfg.selfplay };
-    sp.run(&mut UniformEvaluator, games, &mut rng, |g| {
-        plies += g.record.actions.len();
-        let k = match g.record.result.and_then(|r| r.winner) {
-            Some(Player::Black) => 0,
-            Some(Player::White) => 1,
-            None => 2,
-        };
-        wins[k] += 1;
-        samples.extend(g.samples);
-        records.push(g.record);
-        let n = records.len();
-        bar.set_message(format!(
-            "| {:.0} positions/s | avg length {:.1} | black {} white {} draw {}",
-            plies as f64 / t0.elapsed().as_secs_f64(),
-            plies as f64 / n as f64,
-            wins[0],
-            wins[1],
-            wins[2]
-        ));
-        bar.inc(1);
-    });
-    bar.finish();
-    let meta = ShardMeta {
-        game: cfg.game.clone(),
-        model,
-        planes: start.num_planes(),
-        height: b.height(),
-        width: b.width(),
-        policy_len: start.policy_len(),
-        samples: samples.len(),
-        games: records.len(),
+fn bench_search(config: &Path, device: &str, games: usize, model: &str) -> Result<()> {
+    let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
+    let net = load_model(model, &cfg, device)?;
+    let mut ev = NetEvaluator::new(&net);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let sp = SelfPlay {
+        game: &cfg.game,
+        search: &cfg.search,
+        selfplay: &cfg.selfplay,
     };
-    let shard = dir.join(format!("shard-{stamp}.npz"));
-    write_shard(&shard, &meta, &samples)?;
-    let rec = dir.join(format!("records-{stamp}.jsonl"));
-    write_records(&rec, &records)?;
-    println!("{} games, {} samples -> {}, {}", records.len(), samples.len(), shard.display(), rec.display());
+    let t0 = Instant::now();
+    let mut visits = 0u64;
+    let mut decisions = 0u64;
+    sp.run(&mut ev, games, &mut rng, |g| {
+        decisions += g.record.moves.len() as u64;
+        visits += g.record.moves.iter().map(|m| m.visits as u64).sum::<u64>();
+    });
+    let total = t0.elapsed().as_secs_f64();
+    let s = ev.stats;
+    println!(
+        "{games} games, {decisions} decisions, {} games in flight, search batch {}: mean network batch {:.1}",
+        cfg.selfplay.games_in_flight,
+        cfg.search.batch,
+        s.positions as f64 / s.calls.max(1) as f64
+    );
+    println!(
+        "search    {:>9.0} visits/s (root visits, tree reuse included)",
+        visits as f64 / total
+    );
+    println!(
+        "network   {:>9.0} positions/s inside the search",
+        s.positions as f64 / s.net_seconds.max(1e-9)
+    );
+    println!(
+        "time: network {:.1}%, encoding and priors {:.1}%, search and rules {:.1}% (of {total:.1} s)",
+        100.0 * s.net_seconds / total,
+        100.0 * s.encode_seconds / total,
+        100.0 * (total - s.net_seconds - s.encode_seconds) / total
+    );
+    println!(
+        "outside the network: {:.1}% (target < 15%)",
+        100.0 * (total - s.net_seconds) / total
+    );
     Ok(())
 }

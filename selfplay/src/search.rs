@@ -112,7 +112,10 @@ impl<G: Game> Evaluator<G> for UniformEvaluator {
         out.clear();
         for l in legal {
             let p = 1.0 / l.len().max(1) as f32;
-            out.push(Evaluation { priors: vec![p; l.len()], value: 0.0 });
+            out.push(Evaluation {
+                priors: vec![p; l.len()],
+                value: 0.0,
+            });
         }
     }
 }
@@ -203,7 +206,11 @@ impl SearchResult {
         if temperature <= 1e-3 {
             return self.best();
         }
-        let weights: Vec<f64> = self.children.iter().map(|c| (c.1 as f64).powf(1.0 / temperature as f64)).collect();
+        let weights: Vec<f64> = self
+            .children
+            .iter()
+            .map(|c| (c.1 as f64).powf(1.0 / temperature as f64))
+            .collect();
         let total: f64 = weights.iter().sum();
         if total <= 0.0 {
             return self.best();
@@ -221,10 +228,18 @@ impl SearchResult {
     /// The policy target: the improved policy of a Gumbel root, else the visit distribution.
     pub fn policy(&self) -> Vec<(Action, f32)> {
         if let Some(p) = &self.improved_policy {
-            return self.children.iter().zip(p).map(|(c, &q)| (c.0, q)).collect();
+            return self
+                .children
+                .iter()
+                .zip(p)
+                .map(|(c, &q)| (c.0, q))
+                .collect();
         }
         let total: u32 = self.children.iter().map(|c| c.1).sum();
-        self.children.iter().map(|c| (c.0, c.1 as f32 / total.max(1) as f32)).collect()
+        self.children
+            .iter()
+            .map(|c| (c.0, c.1 as f32 / total.max(1) as f32))
+            .collect()
     }
 }
 
@@ -273,8 +288,16 @@ impl<G: Game> Search<G> {
 
     /// Run simulations until the root has `config.visits` visits. `noise` adds Dirichlet noise
     /// to the root priors (self-play).
-    pub fn run<E: Evaluator<G>, R: Rng>(&mut self, evaluator: &mut E, noise: bool, rng: &mut R) -> SearchResult {
-        assert!(self.root_game.outcome().is_none(), "search of a finished game");
+    pub fn run<E: Evaluator<G>, R: Rng>(
+        &mut self,
+        evaluator: &mut E,
+        noise: bool,
+        rng: &mut R,
+    ) -> SearchResult {
+        assert!(
+            self.root_game.outcome().is_none(),
+            "search of a finished game"
+        );
         if self.nodes[0].state == NodeState::Fresh {
             self.run_batch(evaluator, 1);
         }
@@ -300,8 +323,21 @@ impl<G: Game> Search<G> {
     /// The statistics of the root.
     pub fn result(&self) -> SearchResult {
         let root = &self.nodes[0];
-        let children = self.children(0).map(|c| (self.nodes[c].action, self.nodes[c].visits, self.nodes[c].prior)).collect();
-        let value = if root.visits > 0 { self.value_for(0, root.to_move) } else { 0.0 };
+        let children = self
+            .children(0)
+            .map(|c| {
+                (
+                    self.nodes[c].action,
+                    self.nodes[c].visits,
+                    self.nodes[c].prior,
+                )
+            })
+            .collect();
+        let value = if root.visits > 0 {
+            self.value_for(0, root.to_move)
+        } else {
+            0.0
+        };
         let (gumbel_action, improved_policy) = match &self.gumbel {
             Some(gs) => {
                 let kids: Vec<usize> = self.children(0).collect();
@@ -313,8 +349,11 @@ impl<G: Game> Search<G> {
                     .max_by(|&a, &b| (gs.score[a] + sigma[a]).total_cmp(&(gs.score[b] + sigma[b])))
                     .map(|k| self.nodes[kids[k]].action);
                 // softmax(log prior + sigma(completed q))
-                let logits: Vec<f32> =
-                    kids.iter().enumerate().map(|(k, &c)| self.nodes[c].prior.max(1e-12).ln() + sigma[k]).collect();
+                let logits: Vec<f32> = kids
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| self.nodes[c].prior.max(1e-12).ln() + sigma[k])
+                    .collect();
                 let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let e: Vec<f32> = logits.iter().map(|l| (l - m).exp()).collect();
                 let z: f32 = e.iter().sum();
@@ -322,7 +361,13 @@ impl<G: Game> Search<G> {
             }
             None => (None, None),
         };
-        SearchResult { children, value, root_visits: root.visits, gumbel_action, improved_policy }
+        SearchResult {
+            children,
+            value,
+            root_visits: root.visits,
+            gumbel_action,
+            improved_policy,
+        }
     }
 
     /// sigma(completed q) for every root child, from the root mover's point of view, with q
@@ -330,7 +375,11 @@ impl<G: Game> Search<G> {
     fn sigma_q(&self) -> Vec<f32> {
         let me = self.nodes[0].to_move;
         let kids: Vec<usize> = self.children(0).collect();
-        let max_n = kids.iter().map(|&c| self.nodes[c].visits).max().unwrap_or(0) as f32;
+        let max_n = kids
+            .iter()
+            .map(|&c| self.nodes[c].visits)
+            .max()
+            .unwrap_or(0) as f32;
         let (mut sum_n, mut sum_p, mut sum_pq) = (0.0f32, 0.0f32, 0.0f32);
         for &c in &kids {
             let n = &self.nodes[c];
@@ -340,11 +389,19 @@ impl<G: Game> Search<G> {
                 sum_pq += n.prior * self.value_for(c, me);
             }
         }
-        let v_mix = if sum_p > 0.0 { (self.root_eval + sum_n / sum_p * sum_pq) / (1.0 + sum_n) } else { self.root_eval };
+        let v_mix = if sum_p > 0.0 {
+            (self.root_eval + sum_n / sum_p * sum_pq) / (1.0 + sum_n)
+        } else {
+            self.root_eval
+        };
         let scale = (self.config.c_visit + max_n) * self.config.c_scale;
         kids.iter()
             .map(|&c| {
-                let q = if self.nodes[c].visits > 0 { self.value_for(c, me) } else { v_mix };
+                let q = if self.nodes[c].visits > 0 {
+                    self.value_for(c, me)
+                } else {
+                    v_mix
+                };
                 scale * (q + 1.0) / 2.0
             })
             .collect()
@@ -366,7 +423,12 @@ impl<G: Game> Search<G> {
         order.truncate(self.config.gumbel_considered.min(kids.len()).max(1));
         let m = order.len() as u32;
         let phases = (m as f32).log2().ceil().max(1.0) as u32;
-        let mut g = Gumbel { score, remaining: order, quota: 0, phases_left: phases };
+        let mut g = Gumbel {
+            score,
+            remaining: order,
+            quota: 0,
+            phases_left: phases,
+        };
         g.quota = self.nodes[0].visits.max(1) / m.max(1) + self.phase_share(&g);
         self.gumbel = Some(g);
     }
@@ -386,18 +448,25 @@ impl<G: Game> Search<G> {
                 .remaining
                 .iter()
                 .copied()
-                .filter(|&k| self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits < g.quota || g.remaining.len() == 1)
+                .filter(|&k| {
+                    self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits < g.quota
+                        || g.remaining.len() == 1
+                })
                 .min_by_key(|&k| self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits);
             if let Some(k) = below {
                 return Some(kids[k]);
             }
-            if g.remaining.iter().any(|&k| self.nodes[kids[k]].virtual_visits > 0) {
+            if g.remaining
+                .iter()
+                .any(|&k| self.nodes[kids[k]].virtual_visits > 0)
+            {
                 return None;
             }
             // Keep the better half and give it the next phase's share.
             let sigma = self.sigma_q();
             let mut g = self.gumbel.take().unwrap();
-            g.remaining.sort_by(|&a, &b| (g.score[b] + sigma[b]).total_cmp(&(g.score[a] + sigma[a])));
+            g.remaining
+                .sort_by(|&a, &b| (g.score[b] + sigma[b]).total_cmp(&(g.score[a] + sigma[a])));
             g.remaining.truncate(g.remaining.len().div_ceil(2).max(1));
             g.phases_left = g.phases_left.saturating_sub(1).max(1);
             g.quota += self.phase_share(&g);
@@ -452,7 +521,11 @@ impl<G: Game> Search<G> {
         }
         self.nodes = nodes;
         self.gumbel = None;
-        self.root_eval = if self.nodes[0].visits > 0 { self.value_for(0, self.nodes[0].to_move) } else { 0.0 };
+        self.root_eval = if self.nodes[0].visits > 0 {
+            self.value_for(0, self.nodes[0].to_move)
+        } else {
+            0.0
+        };
     }
 
     /// Whether a Gumbel root is running for the current position.
@@ -463,7 +536,11 @@ impl<G: Game> Search<G> {
     fn children(&self, n: usize) -> impl Iterator<Item = usize> {
         let node = &self.nodes[n];
         let first = node.first_child as usize;
-        let count = if node.first_child == NO_NODE { 0 } else { node.num_children as usize };
+        let count = if node.first_child == NO_NODE {
+            0
+        } else {
+            node.num_children as usize
+        };
         first..first + count
     }
 
@@ -502,7 +579,11 @@ impl<G: Game> Search<G> {
         let me = parent.to_move;
         let parent_visits = (parent.visits + parent.virtual_visits).max(1) as f32;
         let sqrt_n = parent_visits.sqrt();
-        let parent_q = if parent.visits > 0 { self.value_for(n, me) } else { 0.0 };
+        let parent_q = if parent.visits > 0 {
+            self.value_for(n, me)
+        } else {
+            0.0
+        };
         let fpu = parent_q - self.config.fpu_reduction;
         let mut best = (f32::NEG_INFINITY, usize::MAX);
         for c in self.children(n) {
@@ -512,7 +593,11 @@ impl<G: Game> Search<G> {
                 fpu
             } else {
                 // Virtual visits count as losses for the chooser, steering the batch apart.
-                let v = if ch.chooser == me { ch.value_sum } else { -ch.value_sum };
+                let v = if ch.chooser == me {
+                    ch.value_sum
+                } else {
+                    -ch.value_sum
+                };
                 (v - ch.virtual_visits as f32) / n_c as f32
             };
             let u = self.config.c_puct * ch.prior * sqrt_n / (1.0 + n_c as f32);
@@ -528,7 +613,11 @@ impl<G: Game> Search<G> {
         let mut completed = self.gather(want);
         if !self.leaf_games.is_empty() {
             let mut evals = std::mem::take(&mut self.evals);
-            evaluator.evaluate(&self.leaf_games, &self.leaf_legal[..self.leaf_games.len()], &mut evals);
+            evaluator.evaluate(
+                &self.leaf_games,
+                &self.leaf_legal[..self.leaf_games.len()],
+                &mut evals,
+            );
             completed += self.deliver(&evals);
             self.evals = evals;
         }
@@ -634,7 +723,11 @@ impl<G: Game> Search<G> {
                 self.nodes[p as usize].virtual_visits -= 1;
             }
             let e = &evals[i];
-            assert_eq!(e.priors.len(), self.leaf_legal[i].len(), "one prior per legal action");
+            assert_eq!(
+                e.priors.len(),
+                self.leaf_legal[i].len(),
+                "one prior per legal action"
+            );
             let legal = std::mem::take(&mut self.leaf_legal[i]);
             let game = &self.leaf_games[i];
             let hash = game.hash();

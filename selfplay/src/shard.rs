@@ -70,7 +70,10 @@ pub struct Shard {
 /// Write samples as a shard at `path`, atomically.
 pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<(), ShardError> {
     let p = path.display().to_string();
-    let io = |msg: String| ShardError::Io { path: p.clone(), msg };
+    let io = |msg: String| ShardError::Io {
+        path: p.clone(),
+        msg,
+    };
     let n = samples.len();
     let (c, h, w, pl) = (meta.planes, meta.height, meta.width, meta.policy_len);
     let mut inputs = Vec::with_capacity(n * c * h * w);
@@ -93,22 +96,35 @@ pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<
     let policy = Array2::from_shape_vec((n, pl), policy).map_err(shape_err)?;
     let ownership = Array3::from_shape_vec((n, h, w), ownership).map_err(shape_err)?;
     let weight: Array1<f32> = samples.iter().map(|s| s.policy_weight).collect();
-    let value = Array2::from_shape_vec((n, 3), samples.iter().flat_map(|s| s.value).collect()).map_err(shape_err)?;
+    let value = Array2::from_shape_vec((n, 3), samples.iter().flat_map(|s| s.value).collect())
+        .map_err(shape_err)?;
     let komi: Array1<f32> = samples.iter().map(|s| s.komi).collect();
-    let meta_json: Array1<u8> = serde_json::to_vec(meta).expect("meta serialises").into_iter().collect();
+    let meta_json: Array1<u8> = serde_json::to_vec(meta)
+        .expect("meta serialises")
+        .into_iter()
+        .collect();
 
     let tmp = path.with_extension("npz.tmp");
     {
-        let file = File::create(&tmp).map_err(|e| io(format!("cannot create {}: {e}", tmp.display())))?;
+        let file =
+            File::create(&tmp).map_err(|e| io(format!("cannot create {}: {e}", tmp.display())))?;
         let mut npz = NpzWriter::new(BufWriter::new(file));
-        npz.add_array("inputs", &inputs).map_err(|e| io(e.to_string()))?;
-        npz.add_array("legal", &legal).map_err(|e| io(e.to_string()))?;
-        npz.add_array("policy", &policy).map_err(|e| io(e.to_string()))?;
-        npz.add_array("policy_weight", &weight).map_err(|e| io(e.to_string()))?;
-        npz.add_array("value", &value).map_err(|e| io(e.to_string()))?;
-        npz.add_array("ownership", &ownership).map_err(|e| io(e.to_string()))?;
-        npz.add_array("komi", &komi).map_err(|e| io(e.to_string()))?;
-        npz.add_array("meta", &meta_json).map_err(|e| io(e.to_string()))?;
+        npz.add_array("inputs", &inputs)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("legal", &legal)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("policy", &policy)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("policy_weight", &weight)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("value", &value)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("ownership", &ownership)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("komi", &komi)
+            .map_err(|e| io(e.to_string()))?;
+        npz.add_array("meta", &meta_json)
+            .map_err(|e| io(e.to_string()))?;
         let buf = npz.finish().map_err(|e| io(e.to_string()))?;
         let file = buf.into_inner().map_err(|e| io(e.to_string()))?;
         file.sync_all().map_err(|e| io(e.to_string()))?;
@@ -116,17 +132,46 @@ pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<
     std::fs::rename(&tmp, path).map_err(|e| io(format!("cannot rename {}: {e}", tmp.display())))
 }
 
+/// Read only a shard's metadata (cheap: one small member of the archive).
+pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, ShardError> {
+    let p = path.display().to_string();
+    let invalid = |msg: String| ShardError::Invalid {
+        path: p.clone(),
+        msg,
+    };
+    let file = File::open(path).map_err(|e| ShardError::Io {
+        path: p.clone(),
+        msg: e.to_string(),
+    })?;
+    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
+    let meta_bytes: Array1<u8> = npz
+        .by_name("meta")
+        .map_err(|e| invalid(format!("meta: {e}")))?;
+    serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
+        .map_err(|e| invalid(format!("meta: {e}")))
+}
+
 /// Read a shard back, checking that its arrays agree with its metadata.
 pub fn read_shard(path: &Path) -> Result<Shard, ShardError> {
     let p = path.display().to_string();
-    let invalid = |msg: String| ShardError::Invalid { path: p.clone(), msg };
-    let file = File::open(path).map_err(|e| ShardError::Io { path: p.clone(), msg: e.to_string() })?;
+    let invalid = |msg: String| ShardError::Invalid {
+        path: p.clone(),
+        msg,
+    };
+    let file = File::open(path).map_err(|e| ShardError::Io {
+        path: p.clone(),
+        msg: e.to_string(),
+    })?;
     let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
-    let meta_bytes: Array1<u8> = npz.by_name("meta").map_err(|e| invalid(format!("meta: {e}")))?;
-    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta_bytes: Array1<u8> = npz
+        .by_name("meta")
+        .map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
+        .map_err(|e| invalid(format!("meta: {e}")))?;
     macro_rules! arr {
         ($name:literal) => {
-            npz.by_name($name).map_err(|e| invalid(format!("{}: {e}", $name)))?
+            npz.by_name($name)
+                .map_err(|e| invalid(format!("{}: {e}", $name)))?
         };
     }
     let shard = Shard {
@@ -142,17 +187,25 @@ pub fn read_shard(path: &Path) -> Result<Shard, ShardError> {
     let n = shard.meta.samples;
     let m = &shard.meta;
     let checks = [
-        ("inputs", shard.inputs.shape() == [n, m.planes, m.height, m.width]),
+        (
+            "inputs",
+            shard.inputs.shape() == [n, m.planes, m.height, m.width],
+        ),
         ("legal", shard.legal.shape() == [n, m.policy_len]),
         ("policy", shard.policy.shape() == [n, m.policy_len]),
         ("policy_weight", shard.policy_weight.len() == n),
         ("value", shard.value.shape() == [n, 3]),
-        ("ownership", shard.ownership.shape() == [n, m.height, m.width]),
+        (
+            "ownership",
+            shard.ownership.shape() == [n, m.height, m.width],
+        ),
         ("komi", shard.komi.len() == n),
     ];
     for (name, ok) in checks {
         if !ok {
-            return Err(invalid(format!("array {name} does not match the metadata ({n} samples)")));
+            return Err(invalid(format!(
+                "array {name} does not match the metadata ({n} samples)"
+            )));
         }
     }
     Ok(shard)

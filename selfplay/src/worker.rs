@@ -26,6 +26,8 @@ pub struct SelfPlayConfig {
     pub resign_threshold: f32,
     /// Share of games that never resign, to measure how often resigning would have been wrong.
     pub resign_playout_share: f32,
+    /// Self-play threads, each with its own evaluator (0: one per core).
+    pub threads: usize,
 }
 
 impl Default for SelfPlayConfig {
@@ -39,6 +41,7 @@ impl Default for SelfPlayConfig {
             fast_visits: 32,
             resign_threshold: -0.95,
             resign_playout_share: 0.1,
+            threads: 0,
         }
     }
 }
@@ -104,7 +107,13 @@ pub struct SelfPlay<'a> {
 }
 
 impl SelfPlay<'_> {
-    pub fn run<E: Evaluator<AnyGame>, R: Rng>(&self, evaluator: &mut E, games: usize, rng: &mut R, mut done: impl FnMut(FinishedGame)) {
+    pub fn run<E: Evaluator<AnyGame>, R: Rng>(
+        &self,
+        evaluator: &mut E,
+        games: usize,
+        rng: &mut R,
+        mut done: impl FnMut(FinishedGame),
+    ) {
         let start = self.game.start().expect("validated game config");
         let mut slots: Vec<Option<Slot>> = Vec::new();
         let mut started = 0;
@@ -113,7 +122,9 @@ impl SelfPlay<'_> {
         let mut evals: Vec<Evaluation> = Vec::new();
         loop {
             // Fill free slots with new games.
-            while started < games && slots.iter().filter(|s| s.is_some()).count() < self.selfplay.games_in_flight {
+            while started < games
+                && slots.iter().filter(|s| s.is_some()).count() < self.selfplay.games_in_flight
+            {
                 let slot = self.new_slot(&start, rng);
                 match slots.iter_mut().find(|s| s.is_none()) {
                     Some(free) => *free = Some(slot),
@@ -130,7 +141,9 @@ impl SelfPlay<'_> {
             let mut spans = Vec::with_capacity(slots.len());
             for slot in slots.iter_mut().flatten() {
                 let target = self.target_visits(slot);
-                let want = target.saturating_sub(slot.search.root_visits()).clamp(1, self.search.batch as u32);
+                let want = target
+                    .saturating_sub(slot.search.root_visits())
+                    .clamp(1, self.search.batch as u32);
                 slot.search.gather(want as usize);
                 let (g, l) = slot.search.pending();
                 spans.push(batch_games.len()..batch_games.len() + g.len());
@@ -208,8 +221,17 @@ impl SelfPlay<'_> {
             }
             p
         });
-        slot.pending.push(Pending { inputs: encode_owned(&g).into_raw_vec_and_offset().0, legal: mask, policy, to_move: me, komi: g.komi() });
-        slot.infos.push(MoveInfo { value: result.value, visits: result.root_visits });
+        slot.pending.push(Pending {
+            inputs: encode_owned(&g).into_raw_vec_and_offset().0,
+            legal: mask,
+            policy,
+            to_move: me,
+            komi: g.komi(),
+        });
+        slot.infos.push(MoveInfo {
+            value: result.value,
+            visits: result.root_visits,
+        });
         // Resignation.
         if result.value < self.selfplay.resign_threshold && slot.would_resign.is_none() {
             slot.would_resign = Some(me);
@@ -217,8 +239,14 @@ impl SelfPlay<'_> {
                 return Some(self.finish(slot, None, Some(me)));
             }
         }
-        let t = if ply < self.selfplay.temperature_plies { self.selfplay.temperature } else { self.selfplay.final_temperature };
-        let action = result.gumbel_action.unwrap_or_else(|| result.sample(t, rng));
+        let t = if ply < self.selfplay.temperature_plies {
+            self.selfplay.temperature
+        } else {
+            self.selfplay.final_temperature
+        };
+        let action = result
+            .gumbel_action
+            .unwrap_or_else(|| result.sample(t, rng));
         slot.actions.push(action);
         slot.search.advance(action);
         if slot.search.root_game().outcome().is_some() {
@@ -230,7 +258,12 @@ impl SelfPlay<'_> {
         None
     }
 
-    fn finish(&self, slot: &mut Slot, end: Option<AnyGame>, resigned: Option<Player>) -> FinishedGame {
+    fn finish(
+        &self,
+        slot: &mut Slot,
+        end: Option<AnyGame>,
+        resigned: Option<Player>,
+    ) -> FinishedGame {
         let end_game = end.unwrap_or_else(|| slot.search.root_game().clone());
         let winner = match resigned {
             Some(p) => Some(p.opponent()),
@@ -238,11 +271,18 @@ impl SelfPlay<'_> {
         };
         let reason = match resigned {
             Some(_) => EndReason::Resignation,
-            None => end_game.outcome().map(|o| o.reason).unwrap_or(EndReason::TurnCap),
+            None => end_game
+                .outcome()
+                .map(|o| o.reason)
+                .unwrap_or(EndReason::TurnCap),
         };
         let b = end_game.board();
-        let owners: Vec<Option<Player>> =
-            (0..b.grid_len()).map(|i| b.cell_of_grid_index(i).and_then(|c| end_game.final_owner(c))).collect();
+        let owners: Vec<Option<Player>> = (0..b.grid_len())
+            .map(|i| {
+                b.cell_of_grid_index(i)
+                    .and_then(|c| end_game.final_owner(c))
+            })
+            .collect();
         let samples = slot
             .pending
             .drain(..)
@@ -262,7 +302,15 @@ impl SelfPlay<'_> {
                     .collect();
                 let policy_weight = if p.policy.is_some() { 1.0 } else { 0.0 };
                 let policy = p.policy.unwrap_or_else(|| vec![0.0; p.legal.len()]);
-                Sample { inputs: p.inputs, legal: p.legal, policy, policy_weight, value, ownership, komi: p.komi }
+                Sample {
+                    inputs: p.inputs,
+                    legal: p.legal,
+                    policy,
+                    policy_weight,
+                    value,
+                    ownership,
+                    komi: p.komi,
+                }
             })
             .collect();
         let mut record = GameRecord::new(self.game.clone(), &slot.start, &slot.actions, &end_game);
@@ -273,8 +321,16 @@ impl SelfPlay<'_> {
             _ => None,
         };
         if let Some(p) = slot.would_resign {
-            record.meta.insert("would_resign".into(), serde_json::Value::String(p.to_string()));
+            record.meta.insert(
+                "would_resign".into(),
+                serde_json::Value::String(p.to_string()),
+            );
         }
-        FinishedGame { record, samples, resigned, false_resignation }
+        FinishedGame {
+            record,
+            samples,
+            resigned,
+            false_resignation,
+        }
     }
 }

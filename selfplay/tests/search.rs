@@ -7,7 +7,11 @@ use rand::{Rng, SeedableRng};
 use selfplay::search::{Search, SearchConfig, UniformEvaluator};
 
 fn config(visits: u32) -> SearchConfig {
-    SearchConfig { visits, batch: 4, ..SearchConfig::default() }
+    SearchConfig {
+        visits,
+        batch: 4,
+        ..SearchConfig::default()
+    }
 }
 
 fn position(_size: usize, to_move: Player, black: &[&str], white: &[&str]) -> LifelinePosition {
@@ -25,7 +29,11 @@ fn position(_size: usize, to_move: Player, black: &[&str], white: &[&str]) -> Li
     .clone()
 }
 
-fn search(g: &Lifeline, visits: u32, seed: u64) -> (Search<Lifeline>, selfplay::search::SearchResult) {
+fn search(
+    g: &Lifeline,
+    visits: u32,
+    seed: u64,
+) -> (Search<Lifeline>, selfplay::search::SearchResult) {
     let mut s = Search::new(config(visits), g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let r = s.run(&mut UniformEvaluator, false, &mut rng);
@@ -54,7 +62,11 @@ fn visit_counts_add_up() {
     let (_, r) = search(&g, 300, 2);
     let sum: u32 = r.children.iter().map(|c| c.1).sum();
     assert_eq!(r.root_visits, 300);
-    assert_eq!(sum + 1, r.root_visits, "one visit expands the root, every other goes to a child");
+    assert_eq!(
+        sum + 1,
+        r.root_visits,
+        "one visit expands the root, every other goes to a child"
+    );
 }
 
 #[test]
@@ -72,14 +84,22 @@ fn keeps_the_sign_across_a_double_placement() {
     let (mut s, r) = search(&g, 3000, 3);
     let first = r.best();
     let names = |a| g.action_to_string(a);
-    assert!(["a2", "b2"].contains(&names(first).as_str()), "first stone {}", names(first));
+    assert!(
+        ["a2", "b2"].contains(&names(first).as_str()),
+        "first stone {}",
+        names(first)
+    );
     assert!(r.value > 0.5, "root value {}", r.value);
     s.advance(first);
     g.apply(first);
     assert_eq!(g.to_move(), Player::Black);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
     let r2 = s.run(&mut UniformEvaluator, false, &mut rng);
-    assert!(wins_at_once(&g, r2.best()), "second stone {}", g.action_to_string(r2.best()));
+    assert!(
+        wins_at_once(&g, r2.best()),
+        "second stone {}",
+        g.action_to_string(r2.best())
+    );
 }
 
 #[test]
@@ -112,7 +132,11 @@ fn avoids_moves_that_lose_at_once() {
                 if n_losing > 0 && n_losing < legal.len() && !any_win {
                     let (_, r) = search(&g, 1500, checked);
                     let k = legal.iter().position(|&a| a == r.best()).unwrap();
-                    assert!(!losing[k], "played {} which loses at once", g.action_to_string(r.best()));
+                    assert!(
+                        !losing[k],
+                        "played {} which loses at once",
+                        g.action_to_string(r.best())
+                    );
                     checked += 1;
                     if checked == 8 {
                         break 'games;
@@ -142,9 +166,15 @@ fn tree_reuse_keeps_the_subtree() {
 
 #[test]
 fn bad_search_configs_name_the_field() {
-    let bad = SearchConfig { visits: 0, ..SearchConfig::default() };
+    let bad = SearchConfig {
+        visits: 0,
+        ..SearchConfig::default()
+    };
     assert!(bad.validate().unwrap_err().contains("visits"));
-    let bad = SearchConfig { dirichlet_fraction: 2.0, ..SearchConfig::default() };
+    let bad = SearchConfig {
+        dirichlet_fraction: 2.0,
+        ..SearchConfig::default()
+    };
     assert!(bad.validate().unwrap_err().contains("dirichlet_fraction"));
     let parsed: Result<SearchConfig, _> = serde_json::from_str(r#"{"vists": 3}"#);
     assert!(parsed.unwrap_err().to_string().contains("vists"));
@@ -154,18 +184,35 @@ fn bad_search_configs_name_the_field() {
 fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
     let pos = position(3, Player::White, &["a1", "e3"], &["b1", "a2", "e5"]);
     let g = Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &pos).unwrap();
-    let cfg = SearchConfig { visits: 48, batch: 4, gumbel: true, gumbel_considered: 16, ..SearchConfig::default() };
+    let cfg = SearchConfig {
+        visits: 48,
+        batch: 4,
+        gumbel: true,
+        gumbel_considered: 16,
+        ..SearchConfig::default()
+    };
     let mut s = Search::new(cfg, g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
     let r = s.run(&mut UniformEvaluator, false, &mut rng);
     assert_eq!(r.root_visits, 48);
     let chosen = r.gumbel_action.expect("a Gumbel search chooses its action");
-    assert!(wins_at_once(&g, chosen), "chose {}", g.action_to_string(chosen));
+    assert!(
+        wins_at_once(&g, chosen),
+        "chose {}",
+        g.action_to_string(chosen)
+    );
     let policy = r.policy();
     let total: f32 = policy.iter().map(|p| p.1).sum();
     assert!((total - 1.0).abs() < 1e-4);
     let best = policy.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
-    assert!(wins_at_once(&g, best.0), "the improved policy favours the win");
+    assert!(
+        wins_at_once(&g, best.0),
+        "the improved policy favours the win"
+    );
     let uniform = 1.0 / policy.len() as f32;
-    assert!(best.1 > 2.0 * uniform, "improved policy {:?} is sharper than the uniform prior", best.1);
+    assert!(
+        best.1 > 2.0 * uniform,
+        "improved policy {:?} is sharper than the uniform prior",
+        best.1
+    );
 }

@@ -9,14 +9,26 @@ use selfplay::worker::{FinishedGame, SelfPlay, SelfPlayConfig};
 use std::path::PathBuf;
 
 fn lifeline(size: usize) -> GameConfig {
-    serde_json::from_str(&format!(r#"{{"game":"lifeline","options":{{"size":{size}}}}}"#)).unwrap()
+    serde_json::from_str(&format!(
+        r#"{{"game":"lifeline","options":{{"size":{size}}}}}"#
+    ))
+    .unwrap()
 }
 
 fn play(game: &GameConfig, games: usize, sp: SelfPlayConfig) -> Vec<FinishedGame> {
-    let search = SearchConfig { visits: 24, batch: 4, ..SearchConfig::default() };
+    let search = SearchConfig {
+        visits: 24,
+        batch: 4,
+        ..SearchConfig::default()
+    };
     let mut out = Vec::new();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    SelfPlay { game, search: &search, selfplay: &sp }.run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g));
+    SelfPlay {
+        game,
+        search: &search,
+        selfplay: &sp,
+    }
+    .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g));
     out
 }
 
@@ -29,12 +41,21 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn samples_match_the_games_played() {
     let game = lifeline(4);
-    let sp = SelfPlayConfig { games_in_flight: 4, fast_visits: 8, full_search_share: 0.5, ..SelfPlayConfig::default() };
+    let sp = SelfPlayConfig {
+        games_in_flight: 4,
+        fast_visits: 8,
+        full_search_share: 0.5,
+        ..SelfPlayConfig::default()
+    };
     let finished = play(&game, 6, sp);
     assert_eq!(finished.len(), 6);
     for g in &finished {
         let resigned = g.resigned.is_some() as usize;
-        assert_eq!(g.samples.len(), g.record.actions.len() + resigned, "one sample per decision");
+        assert_eq!(
+            g.samples.len(),
+            g.record.actions.len() + resigned,
+            "one sample per decision"
+        );
         assert_eq!(g.record.moves.len(), g.samples.len());
         let replayed = g.record.replay().unwrap();
         let winner = g.record.result.unwrap().winner;
@@ -53,19 +74,39 @@ fn samples_match_the_games_played() {
             if s.policy_weight > 0.0 {
                 let total: f32 = s.policy.iter().sum();
                 assert!((total - 1.0).abs() < 1e-4);
-                assert!(s.policy.iter().zip(&s.legal).all(|(&p, &l)| p == 0.0 || l == 1));
+                assert!(s
+                    .policy
+                    .iter()
+                    .zip(&s.legal)
+                    .all(|(&p, &l)| p == 0.0 || l == 1));
             } else {
                 assert!(s.policy.iter().all(|&p| p == 0.0));
             }
             if k < g.record.actions.len() {
                 let a = pos.parse_action(&g.record.actions[k]).unwrap();
-                assert_eq!(s.legal[pos.policy_index(a)], 1, "the action played was legal");
+                assert_eq!(
+                    s.legal[pos.policy_index(a)],
+                    1,
+                    "the action played was legal"
+                );
                 pos.apply(a);
             }
         }
     }
-    assert!(finished.iter().flat_map(|g| &g.samples).any(|s| s.policy_weight == 0.0), "some fast searches");
-    assert!(finished.iter().flat_map(|g| &g.samples).any(|s| s.policy_weight == 1.0), "some full searches");
+    assert!(
+        finished
+            .iter()
+            .flat_map(|g| &g.samples)
+            .any(|s| s.policy_weight == 0.0),
+        "some fast searches"
+    );
+    assert!(
+        finished
+            .iter()
+            .flat_map(|g| &g.samples)
+            .any(|s| s.policy_weight == 1.0),
+        "some full searches"
+    );
 }
 
 /// Records the largest batch it was asked to evaluate.
@@ -74,7 +115,12 @@ struct Counting {
 }
 
 impl Evaluator<AnyGame> for Counting {
-    fn evaluate(&mut self, positions: &[AnyGame], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+    fn evaluate(
+        &mut self,
+        positions: &[AnyGame],
+        legal: &[Vec<Action>],
+        out: &mut Vec<Evaluation>,
+    ) {
         self.largest = self.largest.max(positions.len());
         UniformEvaluator.evaluate(positions, legal, out)
     }
@@ -83,18 +129,43 @@ impl Evaluator<AnyGame> for Counting {
 #[test]
 fn leaves_of_many_games_share_one_evaluation() {
     let game = lifeline(5);
-    let search = SearchConfig { visits: 32, batch: 4, cache_size: 0, ..SearchConfig::default() };
-    let sp = SelfPlayConfig { games_in_flight: 8, full_search_share: 1.0, ..SelfPlayConfig::default() };
+    let search = SearchConfig {
+        visits: 32,
+        batch: 4,
+        cache_size: 0,
+        ..SearchConfig::default()
+    };
+    let sp = SelfPlayConfig {
+        games_in_flight: 8,
+        full_search_share: 1.0,
+        ..SelfPlayConfig::default()
+    };
     let mut ev = Counting { largest: 0 };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    SelfPlay { game: &game, search: &search, selfplay: &sp }.run(&mut ev, 8, &mut rng, |_| {});
-    assert!(ev.largest > search.batch, "largest batch {} should gather several games", ev.largest);
+    SelfPlay {
+        game: &game,
+        search: &search,
+        selfplay: &sp,
+    }
+    .run(&mut ev, 8, &mut rng, |_| {});
+    assert!(
+        ev.largest > search.batch,
+        "largest batch {} should gather several games",
+        ev.largest
+    );
 }
 
 #[test]
 fn shards_round_trip_and_numpy_reads_them() {
     let game = lifeline(4);
-    let finished = play(&game, 3, SelfPlayConfig { games_in_flight: 3, ..SelfPlayConfig::default() });
+    let finished = play(
+        &game,
+        3,
+        SelfPlayConfig {
+            games_in_flight: 3,
+            ..SelfPlayConfig::default()
+        },
+    );
     let samples: Vec<_> = finished.into_iter().flat_map(|g| g.samples).collect();
     let start = game.start().unwrap();
     let b = start.board();
@@ -111,23 +182,48 @@ fn shards_round_trip_and_numpy_reads_them() {
     let dir = temp_dir("shard");
     let path = dir.join("shard.npz");
     write_shard(&path, &meta, &samples).unwrap();
-    assert!(!dir.join("shard.npz.tmp").exists(), "the temporary file was renamed");
+    assert!(
+        !dir.join("shard.npz.tmp").exists(),
+        "the temporary file was renamed"
+    );
     let shard = read_shard(&path).unwrap();
     assert_eq!(shard.meta, meta);
     for (i, s) in samples.iter().enumerate() {
-        assert_eq!(shard.inputs.index_axis(ndarray::Axis(0), i).iter().copied().collect::<Vec<_>>(), s.inputs);
+        assert_eq!(
+            shard
+                .inputs
+                .index_axis(ndarray::Axis(0), i)
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            s.inputs
+        );
         assert_eq!(shard.policy.row(i).to_vec(), s.policy);
         assert_eq!(shard.legal.row(i).to_vec(), s.legal);
         assert_eq!(shard.value.row(i).to_vec(), s.value.to_vec());
     }
     // numpy reads the same file (CI installs numpy and sets LIFELINE_REQUIRE_NUMPY=1).
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_shard.py");
-    let has_numpy = std::process::Command::new("python3").args(["-c", "import numpy"]).status().is_ok_and(|s| s.success());
+    let has_numpy = std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .status()
+        .is_ok_and(|s| s.success());
     if has_numpy {
-        let out = std::process::Command::new("python3").arg(&script).arg(&path).output().unwrap();
-        assert!(out.status.success(), "numpy check failed: {}", String::from_utf8_lossy(&out.stderr));
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "numpy check failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     } else {
-        assert!(std::env::var("LIFELINE_REQUIRE_NUMPY").is_err(), "numpy is required but python3 cannot import it");
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_NUMPY").is_err(),
+            "numpy is required but python3 cannot import it"
+        );
         eprintln!("numpy not available: skipped the numpy half of this test");
     }
 }
@@ -139,18 +235,24 @@ fn corrupt_shards_are_refused_with_the_file_named() {
     std::fs::write(&path, b"PK\x03\x04 this is not a zip file").unwrap();
     let e = read_shard(&path).unwrap_err().to_string();
     assert!(e.contains("broken.npz"), "{e}");
-    let missing = read_shard(&dir.join("missing.npz")).unwrap_err().to_string();
+    let missing = read_shard(&dir.join("missing.npz"))
+        .unwrap_err()
+        .to_string();
     assert!(missing.contains("missing.npz"), "{missing}");
 }
 
 #[test]
 fn run_configs_are_validated_with_the_field_named() {
-    let ok = RunConfig::parse("game = \"lifeline\"\n[options]\nsize = 5\n[search]\nvisits = 10\n").unwrap();
+    let ok = RunConfig::parse("game = \"lifeline\"\n[options]\nsize = 5\n[search]\nvisits = 10\n")
+        .unwrap();
     assert_eq!(ok.search.visits, 10);
     for (text, needle) in [
         ("game = \"lifeline\"\n[options]\nsize = 50\n", "size"),
         ("game = \"lifeline\"\n[search]\nvisit = 10\n", "visit"),
-        ("game = \"lifeline\"\n[selfplay]\nfull_search_share = 3.0\n", "full_search_share"),
+        (
+            "game = \"lifeline\"\n[selfplay]\nfull_search_share = 3.0\n",
+            "full_search_share",
+        ),
         ("game = \"lifeline\"\n[serch]\n", "serch"),
         ("[options]\nsize = 5\n", "game"),
     ] {
@@ -162,18 +264,36 @@ fn run_configs_are_validated_with_the_field_named() {
 #[test]
 fn gumbel_self_play_records_improved_policies() {
     let game = lifeline(4);
-    let search = SearchConfig { visits: 16, batch: 4, gumbel: true, ..SearchConfig::default() };
-    let sp = SelfPlayConfig { games_in_flight: 2, full_search_share: 1.0, ..SelfPlayConfig::default() };
+    let search = SearchConfig {
+        visits: 16,
+        batch: 4,
+        gumbel: true,
+        ..SearchConfig::default()
+    };
+    let sp = SelfPlayConfig {
+        games_in_flight: 2,
+        full_search_share: 1.0,
+        ..SelfPlayConfig::default()
+    };
     let mut out = Vec::new();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    SelfPlay { game: &game, search: &search, selfplay: &sp }.run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g));
+    SelfPlay {
+        game: &game,
+        search: &search,
+        selfplay: &sp,
+    }
+    .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g));
     for g in &out {
         g.record.replay().unwrap();
         for s in &g.samples {
             let total: f32 = s.policy.iter().sum();
             assert!((total - 1.0).abs() < 1e-4, "improved policy sums to 1");
             // The improved policy gives every legal action some mass, unlike visit counts.
-            assert!(s.policy.iter().zip(&s.legal).all(|(&p, &l)| (l == 1) == (p > 0.0)));
+            assert!(s
+                .policy
+                .iter()
+                .zip(&s.legal)
+                .all(|(&p, &l)| (l == 1) == (p > 0.0)));
         }
     }
 }

@@ -1,2 +1,8 @@
-//! Training: fitting the network, checkpoints, TensorBoard logging and the whole loop. Not built
-//! yet (issues 6 and 7).
+//! Training: the replay window over a run's shards with symmetry augmentation (`window`), the
+//! losses, optimizer, checkpoints and exact resume (`fit`), TensorBoard event files (`tb`), the
+//! `[train]` config table (`config`) and the whole self-play / fit / gate loop (`looping`).
+
+pub mod config;
+pub mod fit;
+pub mod tb;
+pub mod window;

@@ -1,4 +1,333 @@
-fn main() {
-    eprintln!("usage: train <command>\n\nThe train stage is not implemented yet; see the open issues.");
-    std::process::exit(2);
+//! `train`: fit the network on a run's self-play data, measure training speed.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use selfplay::config::RunConfig;
+use selfplay::model::{parse_device, Model};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use train::config::TrainConfig;
+use train::fit::{checkpoint_dir, checkpoints, read_best, write_best, Losses, Trainer};
+use train::tb::EventWriter;
+use train::window::Window;
+
+#[derive(Parser)]
+#[command(name = "train", about = "Fit Lifeline Zero networks on self-play data")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Train on the run's replay window for `train.steps` steps (or --steps), resuming from the
+    /// newest checkpoint of the run, and write a checkpoint.
+    Fit {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        /// Steps to train beyond the newest checkpoint (default: train.steps of the config).
+        #[arg(long)]
+        steps: Option<u64>,
+        /// Train until the step counter reaches this value instead (what a rerun after a kill uses).
+        #[arg(long, conflicts_with = "steps")]
+        until: Option<u64>,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+    /// Training samples per second of the config's network at its batch size.
+    Bench {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        #[arg(long, default_value_t = 10)]
+        steps: u64,
+        /// Batch size (default: train.batch_size of the config).
+        #[arg(long)]
+        batch: Option<usize>,
+        /// Also time the same step in JAX (scripts/bench_reference.py --mode train).
+        #[arg(long)]
+        reference: bool,
+    },
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Fit {
+            config,
+            run,
+            steps,
+            until,
+            device,
+        } => fit(&config, &run, steps, until, &device),
+        Cmd::Bench {
+            config,
+            device,
+            steps,
+            batch,
+            reference,
+        } => bench(&config, &device, steps, batch, reference),
+    }
+}
+
+fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
+    let cfg = RunConfig::load(path).map_err(anyhow::Error::msg)?;
+    let train = TrainConfig::from_table(&cfg.table)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok((cfg, train))
+}
+
+/// The trainer for a run: resumed from its newest checkpoint, or a fresh network.
+fn open_trainer(
+    run: &Path,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    device: &str,
+) -> Result<(Trainer, Option<String>)> {
+    let device = parse_device(device)?;
+    match checkpoints(run).pop() {
+        Some((_, dir)) => {
+            let t = Trainer::resume(&dir, train.clone(), &device)?;
+            Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
+        }
+        None => {
+            let model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
+                .map_err(anyhow::Error::msg)?;
+            Ok((Trainer::new(model, train.clone()), None))
+        }
+    }
+}
+
+fn fit(
+    config: &Path,
+    run: &Path,
+    steps: Option<u64>,
+    until: Option<u64>,
+    device: &str,
+) -> Result<()> {
+    let (cfg, train) = load_config(config)?;
+    let window = Window::load(run, &train)?;
+    let (mut trainer, parent) = open_trainer(run, &cfg, &train, device)?;
+    let start = trainer.state.step;
+    let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
+    if target <= start {
+        println!("already at step {start} (target {target}): nothing to do");
+        return Ok(());
+    }
+    println!(
+        "window: {} of {} samples from {} shards{}; training steps {start}..{target}",
+        window.len(),
+        window.total_samples,
+        window.shards.len(),
+        if window.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} skipped)", window.skipped.len())
+        }
+    );
+    let mut tb = EventWriter::create(&run.join("tb")).with_context(|| {
+        format!(
+            "cannot write TensorBoard events in {}",
+            run.join("tb").display()
+        )
+    })?;
+    let bar = ProgressBar::new(target - start);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}").expect("valid template"),
+    );
+    let t0 = Instant::now();
+    let mut last = parent;
+    let mut sum = Losses::default();
+    let mut n = 0u32;
+    let every = train.checkpoint_every;
+    let mut tb_error = None;
+    trainer.train_until(&window, target, |t, step, l| {
+        sum.add(l);
+        n += 1;
+        let rate = ((step - start) * t.cfg.batch_size as u64) as f64 / t0.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "| loss {:.3} (policy {:.3} value {:.3} own {:.3}) | {rate:.0} samples/s",
+            l.total, l.policy, l.value, l.ownership
+        ));
+        bar.inc(1);
+        let lr = t.cfg.lr_at(step - 1) as f32;
+        let r = log_step(&mut tb, step, l, lr, rate as f32);
+        if let Err(e) = r {
+            tb_error.get_or_insert(e);
+        }
+        if every > 0 && step % every == 0 && step < target {
+            let dir = checkpoint_dir(run, step);
+            if let Err(e) = t.save(&dir, last.clone()) {
+                eprintln!("warning: checkpoint {} failed: {e}", dir.display());
+            } else {
+                last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            }
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = tb_error {
+        eprintln!("warning: TensorBoard events not written: {e}");
+    }
+    let dir = checkpoint_dir(run, trainer.state.step);
+    trainer.save(&dir, last)?;
+    if read_best(run).is_none() {
+        write_best(run, &dir)
+            .with_context(|| format!("cannot write {}", run.join("models/best").display()))?;
+    }
+    let mean = sum.scale(1.0 / n.max(1) as f32);
+    println!(
+        "step {}: mean loss {:.4} (policy {:.4}, value {:.4}, ownership {:.4}, policy entropy {:.3}), {:.0} samples/s -> {}",
+        trainer.state.step,
+        mean.total,
+        mean.policy,
+        mean.value,
+        mean.ownership,
+        mean.policy_entropy,
+        (n as f64 * train.batch_size as f64) / t0.elapsed().as_secs_f64(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// TensorBoard scalars of one step.
+pub fn log_step(
+    tb: &mut EventWriter,
+    step: u64,
+    l: &Losses,
+    lr: f32,
+    rate: f32,
+) -> std::io::Result<()> {
+    tb.scalar("loss/total", l.total, step)?;
+    tb.scalar("loss/policy", l.policy, step)?;
+    tb.scalar("loss/value", l.value, step)?;
+    tb.scalar("loss/ownership", l.ownership, step)?;
+    tb.scalar("policy/entropy", l.policy_entropy, step)?;
+    tb.scalar("train/learning_rate", lr, step)?;
+    tb.scalar("train/samples_per_second", rate, step)?;
+    tb.flush()
+}
+
+fn bench(
+    config: &Path,
+    device: &str,
+    steps: u64,
+    batch: Option<usize>,
+    reference: bool,
+) -> Result<()> {
+    let (cfg, mut train) = load_config(config)?;
+    if let Some(b) = batch {
+        train.batch_size = b;
+    }
+    let dir =
+        std::env::temp_dir().join(format!("lifeline-zero-train-bench-{}", std::process::id()));
+    // A window of real positions: a few uniform self-play games.
+    let out = selfplay::generate::RunOutput {
+        run: &dir,
+        model: "random",
+        progress: false,
+    };
+    let mut quick = cfg.clone();
+    quick.search.visits = 8;
+    quick.selfplay.fast_visits = 8;
+    quick.selfplay.full_search_share = 1.0;
+    selfplay::generate::generate(
+        &quick,
+        |_| selfplay::search::UniformEvaluator,
+        4,
+        1,
+        0,
+        &out,
+    )?;
+    let window = Window::load(&dir, &train)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let device = parse_device(device)?;
+    let model = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
+    let mut t = Trainer::new(model, train.clone());
+    let b = window.batch(train.batch_size, 0, 0, true);
+    t.step(&b); // warm-up
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        t.step(&b);
+    }
+    let rate = (steps as usize * train.batch_size) as f64 / t0.elapsed().as_secs_f64();
+    let n = &cfg.network;
+    println!(
+        "network {}x{}, input {}x{}x{}, batch {}, {:?}",
+        n.blocks,
+        n.channels,
+        window.planes,
+        window.board.height(),
+        window.board.width(),
+        train.batch_size,
+        train.optimizer
+    );
+    println!(
+        "burn train batch {:>4}: {rate:>9.1} samples/s",
+        train.batch_size
+    );
+    if reference {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench_reference.py");
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .args(["--mode", "train", "--planes", &window.planes.to_string()])
+            .args([
+                "--height",
+                &window.board.height().to_string(),
+                "--width",
+                &window.board.width().to_string(),
+            ])
+            .args([
+                "--blocks",
+                &n.blocks.to_string(),
+                "--channels",
+                &n.channels.to_string(),
+            ])
+            .args([
+                "--head-channels",
+                &n.head_channels.to_string(),
+                "--value-hidden",
+                &n.value_hidden.to_string(),
+            ])
+            .args([
+                "--pool-every",
+                &n.pool_every.to_string(),
+                "--policy-len",
+                &window.policy_len.to_string(),
+            ])
+            .args([
+                "--batches",
+                &train.batch_size.to_string(),
+                "--seconds",
+                "10",
+            ])
+            .output()
+            .with_context(|| format!("cannot run {}", script.display()))?;
+        if !out.status.success() {
+            bail!(
+                "{} failed: {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        print!("{text}");
+        if let Some(jax) = text
+            .lines()
+            .filter_map(|l| {
+                l.split(':')
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<f64>()
+                    .ok()
+            })
+            .next()
+        {
+            println!("burn / jax: {:.2}", rate / jax);
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,239 @@
+//! The policy-value network: a residual tower with global pooling, a policy head over the cell
+//! plane plus the global actions, a win/draw/loss value head and an ownership head.
+//!
+//! Shapes (B positions, P input planes, an H x W grid, A = H*W + 3 policy entries):
+//! - input `(B, P, H, W)` as [`engine::Game::encode`] writes it, and the on-board mask
+//!   `(B, 1, H, W)`;
+//! - policy logits `(B, A)`: one per grid position (the cell plane, [`engine::Game::policy_index`]
+//!   order), then swap, spend komi, remove prisoner;
+//! - value logits `(B, 3)`: win, draw, loss for the player to move;
+//! - ownership `(B, H, W)` in [-1, 1]: +1 the mover owns the cell at the end, -1 the opponent.
+//!
+//! Every spatial layer is multiplied by the mask, so off-board positions stay exactly zero and a
+//! hexhex board in its rectangular axial grid is seen as a hexagon; the pooled features (mean,
+//! a board-size-scaled mean and max over on-board cells, as in KataGo) let one network play
+//! every board size of a game and let the global actions depend on the whole board. Policy mass
+//! never reaches off-board cells or illegal actions: callers mask the logits with the legal list
+//! ([`masked_log_softmax`] in training, a softmax over the legal entries in [`crate::infer`]).
+
+use burn::module::Module;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
+use burn::tensor::activation::{log_softmax, relu};
+use burn::tensor::{Bool, Device, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// Number of global (non-cell) policy entries: swap, spend komi, remove prisoner.
+pub const GLOBAL_POLICY: usize = engine::game::GLOBAL_ACTIONS.len();
+
+/// Network sizes (the `[network]` table of a config).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetConfig {
+    /// Residual blocks in the tower.
+    pub blocks: usize,
+    /// Channels of the tower.
+    pub channels: usize,
+    /// Channels of the policy and value heads.
+    pub head_channels: usize,
+    /// Width of the value head's hidden layer.
+    pub value_hidden: usize,
+    /// Every `pool_every`-th block adds a bias computed from pooled features of the whole
+    /// board (0: none).
+    pub pool_every: usize,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            blocks: 6,
+            channels: 64,
+            head_channels: 32,
+            value_hidden: 64,
+            pool_every: 2,
+        }
+    }
+}
+
+impl NetConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.blocks == 0 || self.blocks > 64 {
+            return Err(format!(
+                "network.blocks must be between 1 and 64 (got {})",
+                self.blocks
+            ));
+        }
+        if self.channels < 4 || self.channels > 1024 {
+            return Err(format!(
+                "network.channels must be between 4 and 1024 (got {})",
+                self.channels
+            ));
+        }
+        if self.head_channels == 0 || self.value_hidden == 0 {
+            return Err("network.head_channels and network.value_hidden must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The network for inputs of `planes` planes, initialised at random on `device`.
+    pub fn init(&self, planes: usize, device: &Device) -> PolicyValueNet {
+        let c = self.channels;
+        let h = self.head_channels;
+        PolicyValueNet {
+            stem: ConvBn::new(planes, c, 3, device),
+            blocks: (0..self.blocks)
+                .map(|i| ResBlock {
+                    first: ConvBn::new(c, c, 3, device),
+                    second: ConvBn::new(c, c, 3, device),
+                    pool: (self.pool_every > 0 && i % self.pool_every == self.pool_every - 1)
+                        .then(|| LinearConfig::new(3 * c, c).init(device)),
+                })
+                .collect(),
+            policy_conv: ConvBn::new(c, h, 1, device),
+            policy_cells: Conv2dConfig::new([h, 1], [1, 1]).init(device),
+            policy_global: LinearConfig::new(3 * h, GLOBAL_POLICY).init(device),
+            value_conv: ConvBn::new(c, h, 1, device),
+            value_hidden: LinearConfig::new(3 * h, self.value_hidden).init(device),
+            value_out: LinearConfig::new(self.value_hidden, 3).init(device),
+            ownership: Conv2dConfig::new([c, 1], [1, 1]).init(device),
+        }
+    }
+}
+
+/// A convolution followed by batch norm.
+#[derive(Module, Debug)]
+pub struct ConvBn {
+    conv: Conv2d,
+    norm: BatchNorm,
+}
+
+impl ConvBn {
+    fn new(inp: usize, out: usize, kernel: usize, device: &Device) -> Self {
+        let pad = kernel / 2;
+        ConvBn {
+            // No bias: the batch norm that follows has its own.
+            conv: Conv2dConfig::new([inp, out], [kernel, kernel])
+                .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
+                .with_bias(false)
+                .init(device),
+            norm: BatchNormConfig::new(out).init(device),
+        }
+    }
+
+    fn forward(&self, x: Tensor<4>, mask: &Tensor<4>) -> Tensor<4> {
+        self.norm.forward(self.conv.forward(x)) * mask.clone()
+    }
+}
+
+/// Two 3x3 convolutions with a skip connection; optionally a bias from pooled features between
+/// them (KataGo's global pooling), which lets the tower see the whole board.
+#[derive(Module, Debug)]
+pub struct ResBlock {
+    first: ConvBn,
+    second: ConvBn,
+    pool: Option<Linear>,
+}
+
+impl ResBlock {
+    fn forward(&self, x: Tensor<4>, mask: &Tensor<4>, pooling: &Pooling) -> Tensor<4> {
+        let mut y = relu(self.first.forward(x.clone(), mask));
+        if let Some(pool) = &self.pool {
+            let [b, c, _, _] = y.dims();
+            let bias = pool.forward(pooling.pool(&y)).reshape([b, c, 1, 1]);
+            y = (y + bias) * mask.clone();
+        }
+        relu(self.second.forward(y, mask) + x)
+    }
+}
+
+/// Per-batch constants of masked pooling.
+struct Pooling {
+    /// `(B, 1, 1, 1)`: number of on-board cells.
+    count: Tensor<4>,
+    /// `(B, 1)`: KataGo's board-size scale, (sqrt(cells) - 14) / 10.
+    scale: Tensor<2>,
+}
+
+impl Pooling {
+    fn new(mask: &Tensor<4>) -> Self {
+        let [b, _, _, _] = mask.dims();
+        let count = mask.clone().sum_dim(3).sum_dim(2);
+        let scale = (count.clone().sqrt() - 14.0) / 10.0;
+        Pooling {
+            count,
+            scale: scale.reshape([b, 1]),
+        }
+    }
+
+    /// `(B, C, H, W)` features, zero off the board and not negative (after ReLU) ->
+    /// `(B, 3C)`: mean, scaled mean and max over the board.
+    fn pool(&self, x: &Tensor<4>) -> Tensor<2> {
+        let [b, c, _, _] = x.dims();
+        let mean = (x.clone().sum_dim(3).sum_dim(2) / self.count.clone()).reshape([b, c]);
+        // Off-board cells are 0 and on-board features are >= 0, so the plain max is the max
+        // over the board.
+        let max = x.clone().max_dim(3).max_dim(2).reshape([b, c]);
+        let scaled = mean.clone() * self.scale.clone();
+        Tensor::cat(vec![mean, scaled, max], 1)
+    }
+}
+
+/// The network's outputs for a batch.
+#[derive(Debug)]
+pub struct NetOutput {
+    /// `(B, H*W + 3)` policy logits, unmasked.
+    pub policy: Tensor<2>,
+    /// `(B, 3)` win/draw/loss logits.
+    pub value: Tensor<2>,
+    /// `(B, H, W)` predicted final ownership in [-1, 1], from the mover's view.
+    pub ownership: Tensor<3>,
+}
+
+/// The policy-value network (see the module documentation).
+#[derive(Module, Debug)]
+pub struct PolicyValueNet {
+    stem: ConvBn,
+    blocks: Vec<ResBlock>,
+    policy_conv: ConvBn,
+    policy_cells: Conv2d,
+    policy_global: Linear,
+    value_conv: ConvBn,
+    value_hidden: Linear,
+    value_out: Linear,
+    ownership: Conv2d,
+}
+
+impl PolicyValueNet {
+    /// `input` `(B, P, H, W)`, `mask` `(B, 1, H, W)` with 1 on the board.
+    pub fn forward(&self, input: Tensor<4>, mask: Tensor<4>) -> NetOutput {
+        let [b, _, h, w] = input.dims();
+        let pooling = Pooling::new(&mask);
+        let mut x = relu(self.stem.forward(input, &mask));
+        for block in &self.blocks {
+            x = block.forward(x, &mask, &pooling);
+        }
+
+        let p = relu(self.policy_conv.forward(x.clone(), &mask));
+        let cells = self.policy_cells.forward(p.clone()).reshape([b, h * w]);
+        let global = self.policy_global.forward(pooling.pool(&p));
+        let policy = Tensor::cat(vec![cells, global], 1);
+
+        let v = relu(self.value_conv.forward(x.clone(), &mask));
+        let value = self
+            .value_out
+            .forward(relu(self.value_hidden.forward(pooling.pool(&v))));
+
+        let ownership = (self.ownership.forward(x) * mask).tanh().reshape([b, h, w]);
+        NetOutput {
+            policy,
+            value,
+            ownership,
+        }
+    }
+}
+
+/// Log-softmax of policy logits over the legal entries only: illegal entries get a large
+/// negative logit first, so they receive no probability mass (and no gradient).
+pub fn masked_log_softmax(logits: Tensor<2>, legal: Tensor<2, Bool>) -> Tensor<2> {
+    log_softmax(logits.mask_fill(legal.bool_not(), -1.0e9), 1)
+}

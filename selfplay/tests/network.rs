@@ -1,0 +1,243 @@
+//! The policy-value network: shapes for every game, masking, save/load, and the evaluator.
+
+use burn::tensor::{Bool, Device, Tensor, TensorData};
+use engine::{Action, AnyGame, Game, GameConfig};
+use rand::SeedableRng;
+use selfplay::model::{Model, NetEvaluator};
+use selfplay::net::{masked_log_softmax, NetConfig};
+use selfplay::search::{Evaluation, Evaluator};
+
+fn small_net() -> NetConfig {
+    NetConfig {
+        blocks: 2,
+        channels: 8,
+        head_channels: 4,
+        value_hidden: 8,
+        pool_every: 1,
+    }
+}
+
+fn games() -> Vec<GameConfig> {
+    [
+        r#"{"game":"lifeline","options":{"size":3}}"#,
+        r#"{"game":"lifeline","options":{"size":5,"balance":"komi","komi":3}}"#,
+        r#"{"game":"vigilance","options":{"board":"hex_xs_39"}}"#,
+        r#"{"game":"vigilance","options":{"board":"SQ-4 (64) Adjacent","captures":false}}"#,
+    ]
+    .iter()
+    .map(|s| serde_json::from_str(s).unwrap())
+    .collect()
+}
+
+/// A few positions of a random game (the start, and some later ones).
+fn positions(cfg: &GameConfig, n: usize) -> Vec<AnyGame> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let mut out = Vec::new();
+    engine::testing::random_game(&cfg.start().unwrap(), &mut rng, |before, _, _| {
+        if out.len() < n {
+            out.push(before.clone())
+        }
+    });
+    out
+}
+
+fn encode_batch(ps: &[AnyGame]) -> (Vec<f32>, Vec<f32>, usize, usize) {
+    let b = ps[0].board();
+    let (planes, h, w) = (ps[0].num_planes(), b.height(), b.width());
+    let mut inputs = vec![0f32; ps.len() * planes * h * w];
+    for (g, chunk) in ps.iter().zip(inputs.chunks_mut(planes * h * w)) {
+        g.encode(ndarray::ArrayViewMut3::from_shape((planes, h, w), chunk).unwrap());
+    }
+    let mut mask = vec![0f32; h * w];
+    for &c in b.cells() {
+        mask[b.grid_index(c)] = 1.0;
+    }
+    (inputs, mask, h, w)
+}
+
+#[test]
+fn outputs_have_the_shapes_of_every_game() {
+    let device = Device::flex();
+    for cfg in games() {
+        let model = Model::random(&cfg, &small_net(), &device, 1)
+            .unwrap()
+            .for_inference();
+        let ps = positions(&cfg, 3);
+        let (inputs, mask, h, w) = encode_batch(&ps);
+        let (policy, value) = model.run(inputs, &mask, ps.len(), h, w);
+        assert_eq!(
+            policy.len(),
+            ps.len() * ps[0].policy_len(),
+            "{}",
+            cfg.label()
+        );
+        assert_eq!(value.len(), ps.len() * 3);
+        for wdl in value.chunks(3) {
+            assert!(
+                (wdl.iter().sum::<f32>() - 1.0).abs() < 1e-4,
+                "win/draw/loss probabilities sum to 1"
+            );
+            assert!(wdl.iter().all(|p| p.is_finite() && *p >= 0.0));
+        }
+        // The full forward pass: ownership is exactly zero off the board and within [-1, 1] on it.
+        let planes = ps[0].num_planes();
+        let (inputs, mask, _, _) = encode_batch(&ps);
+        let x = Tensor::<4>::from_data(
+            TensorData::new(inputs, [ps.len(), planes, h, w]),
+            &model.device,
+        );
+        let m = Tensor::<4>::from_data(TensorData::new(mask.clone(), [1, 1, h, w]), &model.device)
+            .repeat_dim(0, ps.len());
+        let out = model.net.forward(x, m);
+        assert_eq!(
+            out.policy.dims(),
+            [ps.len(), h * w + engine::game::GLOBAL_ACTIONS.len()]
+        );
+        assert_eq!(out.value.dims(), [ps.len(), 3]);
+        assert_eq!(out.ownership.dims(), [ps.len(), h, w]);
+        let own = out.ownership.into_data().try_into_vec::<f32>().unwrap();
+        for (i, o) in own.iter().enumerate() {
+            if mask[i % (h * w)] == 0.0 {
+                assert_eq!(
+                    *o,
+                    0.0,
+                    "ownership off the board at grid index {}",
+                    i % (h * w)
+                );
+            } else {
+                assert!(o.abs() <= 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_network_serves_every_board_size_of_a_game() {
+    let device = Device::flex();
+    let small: GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
+    let model = Model::random(&small, &small_net(), &device, 2)
+        .unwrap()
+        .for_inference();
+    for size in [3, 4, 6] {
+        let cfg: GameConfig = serde_json::from_str(&format!(
+            r#"{{"game":"lifeline","options":{{"size":{size}}}}}"#
+        ))
+        .unwrap();
+        let ps = positions(&cfg, 2);
+        let (inputs, mask, h, w) = encode_batch(&ps);
+        let (policy, value) = model.run(inputs, &mask, ps.len(), h, w);
+        assert_eq!(policy.len(), ps.len() * ps[0].policy_len());
+        assert!(value.iter().all(|v| v.is_finite()));
+    }
+}
+
+#[test]
+fn masked_softmax_gives_illegal_entries_no_mass() {
+    let device = Device::flex();
+    let logits = Tensor::<2>::from_data(
+        TensorData::new(vec![5.0f32, 1.0, 9.0, 2.0, 0.5, 3.0], [1, 6]),
+        &device,
+    );
+    let legal = Tensor::<2, Bool>::from_data(
+        TensorData::new(vec![false, true, false, true, true, false], [1, 6]),
+        &device,
+    );
+    let p: Vec<f32> = masked_log_softmax(logits, legal)
+        .exp()
+        .into_data()
+        .try_into_vec()
+        .unwrap();
+    assert!(
+        p[0] < 1e-12 && p[2] < 1e-12 && p[5] < 1e-12,
+        "illegal entries get no mass: {p:?}"
+    );
+    let total = p[1] + p[3] + p[4];
+    assert!((total - 1.0).abs() < 1e-5);
+    let z = 1f32.exp() + 2f32.exp() + 0.5f32.exp();
+    assert!(
+        (p[3] - 2f32.exp() / z).abs() < 1e-5,
+        "softmax over the legal entries only"
+    );
+}
+
+#[test]
+fn the_evaluator_gives_priors_over_legal_actions_only() {
+    let device = Device::flex();
+    for cfg in games() {
+        let model = Model::random(&cfg, &small_net(), &device, 3)
+            .unwrap()
+            .for_inference();
+        let ps = positions(&cfg, 4);
+        let legal: Vec<Vec<Action>> = ps
+            .iter()
+            .map(|g| {
+                let mut l = Vec::new();
+                g.legal_actions(&mut l);
+                l
+            })
+            .collect();
+        let mut out: Vec<Evaluation> = Vec::new();
+        let mut ev = NetEvaluator::new(&model);
+        ev.evaluate(&ps, &legal, &mut out);
+        assert_eq!(out.len(), ps.len());
+        for (e, l) in out.iter().zip(&legal) {
+            assert_eq!(e.priors.len(), l.len(), "one prior per legal action");
+            assert!((e.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            assert!((-1.0..=1.0).contains(&e.value));
+        }
+        assert_eq!(ev.stats.positions, ps.len() as u64);
+    }
+}
+
+#[test]
+fn save_and_load_give_identical_outputs() {
+    let device = Device::flex();
+    let cfg = games().remove(1);
+    let model = Model::random(&cfg, &small_net(), &device, 4).unwrap();
+    let dir = std::env::temp_dir().join(format!("lifeline-zero-model-{}", std::process::id()));
+    let ckpt = dir.join("000000");
+    model.save(&ckpt).unwrap();
+    let loaded = Model::load(&ckpt, &device).unwrap();
+    assert_eq!(loaded.meta, model.meta);
+    let ps = positions(&cfg, 5);
+    let (inputs, mask, h, w) = encode_batch(&ps);
+    let a = model
+        .for_inference()
+        .run(inputs.clone(), &mask, ps.len(), h, w);
+    let b = loaded.for_inference().run(inputs, &mask, ps.len(), h, w);
+    assert_eq!(
+        a, b,
+        "the same input gives the same outputs after a round trip"
+    );
+    // A different initialisation gives different outputs (the comparison above can fail).
+    let other = Model::random(&cfg, &small_net(), &device, 5)
+        .unwrap()
+        .for_inference();
+    let (inputs, mask, h, w) = encode_batch(&ps);
+    assert_ne!(other.run(inputs, &mask, ps.len(), h, w).0, a.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_checkpoints_are_refused_with_the_file_named() {
+    let device = Device::flex();
+    let dir = std::env::temp_dir().join(format!("lifeline-zero-badmodel-{}", std::process::id()));
+    let missing = Model::load(&dir.join("nothing"), &device)
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("nothing"), "{missing}");
+    let cfg = games().remove(0);
+    let ckpt = dir.join("000001");
+    Model::random(&cfg, &small_net(), &device, 6)
+        .unwrap()
+        .save(&ckpt)
+        .unwrap();
+    std::fs::write(ckpt.join("weights.bpk"), b"not a burnpack file").unwrap();
+    let e = Model::load(&ckpt, &device).unwrap_err().to_string();
+    assert!(e.contains("weights.bpk"), "{e}");
+    std::fs::write(ckpt.join("meta.json"), b"{\"game\": 3}").unwrap();
+    let e = Model::load(&ckpt, &device).unwrap_err().to_string();
+    assert!(e.contains("meta.json"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,361 @@
+//! Fitting the network: losses, one optimizer step, checkpoints with optimizer state, resume.
+//!
+//! A training checkpoint is a model checkpoint (`weights.bpk`, `meta.json`, see
+//! [`selfplay::model`]) plus `optimizer.bpk` (burn's optimizer record) and `train.json`
+//! ([`TrainState`]). Batches are drawn from (seed, step) alone (see [`crate::window::Window::batch`])
+//! and the learning rate is a function of the step, so weights, optimizer state and step are
+//! the whole state: a run killed at any moment resumes from its newest complete checkpoint and
+//! continues exactly as if it had not stopped.
+
+use crate::config::{OptimizerKind, TrainConfig};
+use crate::window::{Batch, Window};
+use burn::module::Module;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Bool, Device, Tensor, TensorData};
+use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta, META_FILE, WEIGHTS_FILE};
+use selfplay::net::{masked_log_softmax, PolicyValueNet};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const OPTIMIZER_FILE: &str = "optimizer.bpk";
+pub const TRAIN_STATE_FILE: &str = "train.json";
+
+/// What training adds to a checkpoint's metadata.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainState {
+    pub step: u64,
+    pub samples_seen: u64,
+    pub seed: u64,
+    pub optimizer: OptimizerKind,
+}
+
+/// The loss terms of a step (already weighted as in the total).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Losses {
+    pub policy: f32,
+    pub value: f32,
+    pub ownership: f32,
+    pub total: f32,
+    /// Mean entropy of the predicted policy over legal actions (nats).
+    pub policy_entropy: f32,
+}
+
+impl Losses {
+    pub fn add(&mut self, o: &Losses) {
+        self.policy += o.policy;
+        self.value += o.value;
+        self.ownership += o.ownership;
+        self.total += o.total;
+        self.policy_entropy += o.policy_entropy;
+    }
+
+    pub fn scale(&self, k: f32) -> Losses {
+        Losses {
+            policy: self.policy * k,
+            value: self.value * k,
+            ownership: self.ownership * k,
+            total: self.total * k,
+            policy_entropy: self.policy_entropy * k,
+        }
+    }
+}
+
+/// The network being fitted, with its optimizer.
+pub struct Trainer {
+    pub net: PolicyValueNet,
+    optim: ModuleOptimizer,
+    pub meta: ModelMeta,
+    pub state: TrainState,
+    pub cfg: TrainConfig,
+    /// The autodiff device training runs on.
+    pub device: Device,
+}
+
+fn optimizer(cfg: &TrainConfig) -> ModuleOptimizer {
+    let wd = (cfg.weight_decay > 0.0).then(|| WeightDecayConfig {
+        penalty: cfg.weight_decay as f32,
+    });
+    match cfg.optimizer {
+        OptimizerKind::Sgd => SgdConfig::new()
+            .with_weight_decay(wd)
+            .with_momentum((cfg.momentum > 0.0).then(|| MomentumConfig {
+                momentum: cfg.momentum,
+                dampening: 0.0,
+                nesterov: false,
+            }))
+            .init(),
+        OptimizerKind::Adamw => AdamWConfig::new()
+            .with_weight_decay(cfg.weight_decay as f32)
+            .init(),
+    }
+}
+
+fn model_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
+    ModelError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    }
+}
+
+impl Trainer {
+    /// Start fitting `model` (a fresh network or a checkpoint without optimizer state).
+    pub fn new(model: Model, cfg: TrainConfig) -> Trainer {
+        let device = model.device.clone().inner().autodiff();
+        let state = TrainState {
+            step: model.meta.step,
+            samples_seen: model.meta.samples,
+            seed: cfg.seed,
+            optimizer: cfg.optimizer,
+        };
+        Trainer {
+            net: model.net.train(),
+            optim: optimizer(&cfg),
+            meta: model.meta,
+            state,
+            cfg,
+            device,
+        }
+    }
+
+    /// Resume from a training checkpoint: weights, optimizer state and step. A checkpoint
+    /// without optimizer state (or one written for another optimizer) starts a new optimizer.
+    pub fn resume(dir: &Path, cfg: TrainConfig, device: &Device) -> Result<Trainer, ModelError> {
+        let model = Model::load(dir, &device.clone().inner())?;
+        let mut t = Trainer::new(model, cfg);
+        let state_path = dir.join(TRAIN_STATE_FILE);
+        if let Ok(text) = std::fs::read_to_string(&state_path) {
+            let state: TrainState =
+                serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
+                    path: state_path.display().to_string(),
+                    msg: e.to_string(),
+                })?;
+            let opt_path = dir.join(OPTIMIZER_FILE);
+            if state.optimizer == t.cfg.optimizer && opt_path.exists() {
+                t.optim = optimizer(&t.cfg)
+                    .load(&opt_path)
+                    .map_err(|e| ModelError::Invalid {
+                        path: opt_path.display().to_string(),
+                        msg: e.to_string(),
+                    })?;
+            }
+            t.state.step = state.step;
+            t.state.samples_seen = state.samples_seen;
+        }
+        Ok(t)
+    }
+}
+
+impl BatchTensors {
+    /// The tensors of a batch on device `d`.
+    fn new(b: &Batch, d: &Device) -> BatchTensors {
+        let (n, hw, pl) = (b.size, b.height * b.width, b.policy_len);
+        let f2 = |v: &[f32], cols: usize| {
+            Tensor::<2>::from_data(TensorData::new(v.to_vec(), [n, cols]), d)
+        };
+        BatchTensors {
+            input: Tensor::<4>::from_data(
+                TensorData::new(b.inputs.clone(), [n, b.planes, b.height, b.width]),
+                d,
+            ),
+            mask: Tensor::<4>::from_data(
+                TensorData::new(b.mask.clone(), [1, 1, b.height, b.width]),
+                d,
+            )
+            .repeat_dim(0, n),
+            mask_flat: Tensor::<2>::from_data(TensorData::new(b.mask.clone(), [1, hw]), d)
+                .repeat_dim(0, n),
+            legal: Tensor::<2, Bool>::from_data(
+                TensorData::new(
+                    b.legal.iter().map(|&l| l > 0.5).collect::<Vec<bool>>(),
+                    [n, pl],
+                ),
+                d,
+            ),
+            policy: f2(&b.policy, pl),
+            policy_weight: f2(&b.policy_weight, 1),
+            value: f2(&b.value, 3),
+            ownership: f2(&b.ownership, hw),
+        }
+    }
+}
+
+/// The weighted losses of `net` on a batch (a graph, when on an autodiff device).
+fn losses(net: &PolicyValueNet, t: BatchTensors, cfg: &TrainConfig) -> (Tensor<1>, Losses) {
+    let n = t.policy.dims()[0];
+    let out = net.forward(t.input, t.mask);
+    let logp = masked_log_softmax(out.policy, t.legal.clone());
+    // Cross-entropy with the policy target, only for samples that have one (playout cap
+    // randomization leaves fast searches without a target).
+    let weight_sum = t.policy_weight.clone().sum().into_scalar::<f32>().max(1e-6);
+    let ce = (t.policy.clone() * logp.clone()).sum_dim(1).neg() * t.policy_weight;
+    let policy = ce.sum() / weight_sum;
+    // Entropy of the prediction over legal entries (for monitoring).
+    let p = logp.clone().exp();
+    let ent = (p * logp.mask_fill(t.legal.bool_not(), 0.0))
+        .sum_dim(1)
+        .neg()
+        .mean()
+        .detach();
+    let value = (t.value * log_softmax(out.value, 1))
+        .sum_dim(1)
+        .neg()
+        .mean();
+    let [_, h, w] = out.ownership.dims();
+    let own_pred = out.ownership.reshape([n, h * w]);
+    let cells = t.mask_flat.clone().sum().into_scalar::<f32>().max(1.0);
+    let ownership = ((own_pred - t.ownership).powi_scalar(2) * t.mask_flat).sum() / cells;
+    let (pw, vw, ow) = (cfg.policy_weight, cfg.value_weight, cfg.ownership_weight);
+    let total = policy.clone() * pw + value.clone() * vw + ownership.clone() * ow;
+    let scalar = |x: Tensor<1>| x.detach().into_scalar::<f32>();
+    let l = Losses {
+        policy: scalar(policy) * pw,
+        value: scalar(value) * vw,
+        ownership: scalar(ownership) * ow,
+        total: scalar(total.clone()),
+        policy_entropy: scalar(ent),
+    };
+    (total, l)
+}
+
+impl Trainer {
+    /// One optimizer step on `batch`; returns the losses before the step.
+    pub fn step(&mut self, batch: &Batch) -> Losses {
+        let t = BatchTensors::new(batch, &self.device);
+        let (total, losses) = losses(&self.net, t, &self.cfg);
+        let grads = GradientsParams::from_grads(total.backward(), &self.net);
+        let lr = self.cfg.lr_at(self.state.step);
+        self.net = self.optim.step(lr, self.net.clone(), grads);
+        self.state.step += 1;
+        self.state.samples_seen += batch.size as u64;
+        losses
+    }
+
+    /// Losses on a batch without training (inference-mode batch norm).
+    pub fn evaluate(&self, batch: &Batch) -> Losses {
+        losses(
+            &self.net.valid(),
+            BatchTensors::new(batch, &self.device.clone().inner()),
+            &self.cfg,
+        )
+        .1
+    }
+
+    /// Train until the step counter reaches `target`, drawing batches from `window`; `each` is
+    /// called after every step with the step number and its losses.
+    pub fn train_until(
+        &mut self,
+        window: &Window,
+        target: u64,
+        mut each: impl FnMut(&Trainer, u64, &Losses),
+    ) {
+        while self.state.step < target {
+            let batch = window.batch(
+                self.cfg.batch_size,
+                self.cfg.seed,
+                self.state.step,
+                self.cfg.augment,
+            );
+            let l = self.step(&batch);
+            each(self, self.state.step, &l);
+        }
+    }
+
+    /// The network as an inference model (running batch-norm statistics, plain device).
+    pub fn model(&self) -> Model {
+        let mut meta = self.meta.clone();
+        meta.step = self.state.step;
+        meta.samples = self.state.samples_seen;
+        let device = self.device.clone().inner();
+        Model {
+            net: self.net.valid(),
+            meta,
+            device,
+        }
+    }
+
+    /// Write a training checkpoint to `dir` atomically (weights, metadata, optimizer, state).
+    pub fn save(&self, dir: &Path, parent: Option<String>) -> Result<(), ModelError> {
+        let mut model = self.model();
+        model.meta.parent = parent;
+        save_checkpoint(dir, |tmp| {
+            let w = tmp.join(WEIGHTS_FILE);
+            model
+                .net
+                .clone()
+                .save_file(&w)
+                .map_err(|e| model_err(&w, e))?;
+            let m = tmp.join(META_FILE);
+            std::fs::write(
+                &m,
+                serde_json::to_string_pretty(&model.meta).expect("metadata serialises"),
+            )
+            .map_err(|e| model_err(&m, e))?;
+            let o = tmp.join(OPTIMIZER_FILE);
+            self.optim.save(&o).map_err(|e| model_err(&o, e))?;
+            let s = tmp.join(TRAIN_STATE_FILE);
+            std::fs::write(
+                &s,
+                serde_json::to_string_pretty(&self.state).expect("state serialises"),
+            )
+            .map_err(|e| model_err(&s, e))
+        })
+    }
+}
+
+struct BatchTensors {
+    input: Tensor<4>,
+    mask: Tensor<4>,
+    mask_flat: Tensor<2>,
+    legal: Tensor<2, Bool>,
+    policy: Tensor<2>,
+    policy_weight: Tensor<2>,
+    value: Tensor<2>,
+    ownership: Tensor<2>,
+}
+
+/// Checkpoint directories of a run (`models/NNNNNN` with both weights and metadata), by step.
+pub fn checkpoints(run: &Path) -> Vec<(u64, PathBuf)> {
+    let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(run.join("models"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(WEIGHTS_FILE).is_file() && p.join(META_FILE).is_file())
+        .filter_map(|p| {
+            p.file_name()?
+                .to_str()?
+                .parse::<u64>()
+                .ok()
+                .map(|s| (s, p.clone()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The directory of the checkpoint at `step`.
+pub fn checkpoint_dir(run: &Path, step: u64) -> PathBuf {
+    run.join("models").join(format!("{step:06}"))
+}
+
+/// The `best` pointer of a run: the name of the best checkpoint directory.
+pub fn read_best(run: &Path) -> Option<PathBuf> {
+    let name = std::fs::read_to_string(run.join("models").join("best")).ok()?;
+    let dir = run.join("models").join(name.trim());
+    dir.join(WEIGHTS_FILE).is_file().then_some(dir)
+}
+
+/// Point `best` at a checkpoint directory of the run, atomically.
+pub fn write_best(run: &Path, checkpoint: &Path) -> std::io::Result<()> {
+    let name = checkpoint
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let path = run.join("models").join("best");
+    let tmp = run.join("models").join(".best.tmp");
+    std::fs::write(&tmp, format!("{name}\n"))?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, &path)
+}

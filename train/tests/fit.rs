@@ -1,0 +1,357 @@
+//! Fitting: overfitting a handful of samples, augmentation alignment, exact resume, bad input.
+
+use burn::tensor::Device;
+use engine::{Action, AnyGame, Game, GameConfig};
+use rand::{Rng, SeedableRng};
+use selfplay::model::Model;
+use selfplay::net::NetConfig;
+use selfplay::shard::{write_shard, Sample, ShardMeta};
+use std::path::{Path, PathBuf};
+use train::config::{OptimizerKind, Schedule, TrainConfig};
+use train::fit::{checkpoint_dir, checkpoints, Trainer};
+use train::window::{board_mask, inverse, transform_sample, SampleView, Window};
+
+fn game(json: &str) -> GameConfig {
+    serde_json::from_str(json).unwrap()
+}
+
+fn tiny_net() -> NetConfig {
+    NetConfig {
+        blocks: 2,
+        channels: 16,
+        head_channels: 8,
+        value_hidden: 16,
+        pool_every: 2,
+    }
+}
+
+fn temp_run(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lifeline-zero-train-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("selfplay")).unwrap();
+    d
+}
+
+/// `n` samples from positions of random games, with one-hot policy targets on a random legal
+/// action, a random result and the final ownership: targets a network can fit exactly.
+fn samples(cfg: &GameConfig, n: usize, seed: u64) -> Vec<Sample> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let start = cfg.start().unwrap();
+    let mut out = Vec::new();
+    // Distinct positions only: the same input with two random targets could not be fitted.
+    let mut seen = std::collections::HashSet::new();
+    while out.len() < n {
+        let mut positions: Vec<AnyGame> = Vec::new();
+        let (end, _) = engine::testing::random_game(&start, &mut rng, |before, _, _| {
+            positions.push(before.clone())
+        });
+        let b = end.board();
+        for g in positions.into_iter().step_by(3) {
+            if out.len() == n {
+                break;
+            }
+            if !seen.insert(g.hash()) {
+                continue;
+            }
+            let mut legal = Vec::new();
+            g.legal_actions(&mut legal);
+            let mut mask = vec![0u8; g.policy_len()];
+            for &a in &legal {
+                mask[g.policy_index(a)] = 1;
+            }
+            let mut policy = vec![0f32; g.policy_len()];
+            policy[g.policy_index(legal[rng.gen_range(0..legal.len())])] = 1.0;
+            let mut value = [0f32; 3];
+            value[rng.gen_range(0..3)] = 1.0;
+            let me = g.to_move();
+            let ownership = (0..b.grid_len())
+                .map(
+                    |i| match b.cell_of_grid_index(i).and_then(|c| end.final_owner(c)) {
+                        Some(p) if p == me => 1.0,
+                        Some(_) => -1.0,
+                        None => 0.0,
+                    },
+                )
+                .collect();
+            out.push(Sample {
+                inputs: engine::testing::encode_owned(&g)
+                    .into_raw_vec_and_offset()
+                    .0,
+                legal: mask,
+                policy,
+                policy_weight: 1.0,
+                value,
+                ownership,
+                komi: g.komi(),
+            });
+        }
+    }
+    out
+}
+
+fn write_samples(run: &Path, cfg: &GameConfig, name: &str, s: &[Sample]) {
+    let start = cfg.start().unwrap();
+    let b = start.board();
+    let meta = ShardMeta {
+        game: cfg.clone(),
+        model: "test".into(),
+        planes: start.num_planes(),
+        height: b.height(),
+        width: b.width(),
+        policy_len: start.policy_len(),
+        samples: s.len(),
+        games: 1,
+    };
+    write_shard(&run.join("selfplay").join(name), &meta, s).unwrap();
+}
+
+#[test]
+fn training_overfits_a_handful_of_samples() {
+    let cfg = game(r#"{"game":"lifeline","options":{"size":3}}"#);
+    let run = temp_run("overfit");
+    write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 8, 1));
+    let tc = TrainConfig {
+        batch_size: 8,
+        optimizer: OptimizerKind::Adamw,
+        learning_rate: 1e-2,
+        schedule: Schedule::Cosine,
+        schedule_steps: 600,
+        min_lr_fraction: 0.0,
+        weight_decay: 0.0,
+        augment: false,
+        ..TrainConfig::default()
+    };
+    let window = Window::load(&run, &tc).unwrap();
+    assert_eq!(window.len(), 8);
+    let model = Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap();
+    let mut t = Trainer::new(model, tc.clone());
+    let mut history = Vec::new();
+    t.train_until(&window, 600, |_, _, l| history.push(*l));
+    let first = history[..5].iter().map(|l| l.total).sum::<f32>() / 5.0;
+    let last: Vec<_> = history[history.len() - 10..].to_vec();
+    let mean =
+        |f: fn(&train::fit::Losses) -> f32| last.iter().map(f).sum::<f32>() / last.len() as f32;
+    let (policy, value) = (mean(|l| l.policy), mean(|l| l.value));
+    assert!(
+        first > 1.0,
+        "a fresh network is far from the targets (loss {first})"
+    );
+    assert!(
+        policy < 0.1 && value < 0.1,
+        "after 600 steps: policy {policy}, value {value} (started at {first})"
+    );
+    // The fitted network (inference mode) predicts the targets of the handful it saw.
+    let held = t.evaluate(&window.batch(8, 77, 0, false));
+    assert!(
+        held.policy < 0.1 && held.value < 0.1,
+        "inference-mode losses {held:?}"
+    );
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+/// Checks that a symmetry moves inputs and targets together: the engine's own encoding of the
+/// transformed position equals the transformed input planes, and its legal actions are the
+/// transformed legal mask; the inverse restores the sample exactly.
+fn check_alignment(cfg: &GameConfig, from: &str, to: &str) {
+    let start = cfg.start().unwrap();
+    let b = start.board().clone();
+    let (c_from, c_to) = (b.parse_cell(from).unwrap(), b.parse_cell(to).unwrap());
+    let sym = b
+        .symmetries()
+        .iter()
+        .find(|s| s.apply(c_from) == c_to && !s.is_identity())
+        .unwrap_or_else(|| panic!("a symmetry maps {from} to {to}"));
+    // A position with a stone on `from`, and a sample whose policy and ownership single it out.
+    let mut g = start.clone();
+    g.apply(Action::Cell(c_from));
+    let mut legal = Vec::new();
+    g.legal_actions(&mut legal);
+    let planes = g.num_planes();
+    let mut policy = vec![0f32; g.policy_len()];
+    policy[g.policy_index(legal[0])] = 1.0;
+    let mut ownership = vec![0f32; b.grid_len()];
+    ownership[b.grid_index(c_from)] = 1.0;
+    let mut legal_mask = vec![0f32; g.policy_len()];
+    for &a in &legal {
+        legal_mask[g.policy_index(a)] = 1.0;
+    }
+    let s = SampleView {
+        inputs: engine::testing::encode_owned(&g)
+            .into_raw_vec_and_offset()
+            .0,
+        legal: legal_mask,
+        policy,
+        policy_weight: 1.0,
+        value: [1.0, 0.0, 0.0],
+        ownership,
+    };
+    let t = transform_sample(&b, planes, sym, &s);
+    // Hand-checked: the stone and its ownership moved from `from` to `to`.
+    assert_eq!(
+        t.ownership[b.grid_index(c_to)],
+        1.0,
+        "{}: ownership moved {from} -> {to}",
+        cfg.label()
+    );
+    assert_eq!(t.ownership.iter().sum::<f32>(), 1.0);
+    let moved = g.transformed(sym);
+    assert_eq!(
+        t.inputs,
+        engine::testing::encode_owned(&moved)
+            .into_raw_vec_and_offset()
+            .0,
+        "{}: inputs",
+        cfg.label()
+    );
+    let image = engine::game::transform_action(sym, legal[0]);
+    assert_eq!(
+        t.policy[moved.policy_index(image)],
+        1.0,
+        "{}: the policy target moved with the board",
+        cfg.label()
+    );
+    let mut moved_legal = Vec::new();
+    moved.legal_actions(&mut moved_legal);
+    let mut expect = vec![0f32; g.policy_len()];
+    for &a in &moved_legal {
+        expect[moved.policy_index(a)] = 1.0;
+    }
+    assert_eq!(t.legal, expect, "{}: legal mask", cfg.label());
+    assert_eq!(
+        transform_sample(&b, planes, inverse(&b, sym), &t),
+        s,
+        "{}: the inverse restores the sample",
+        cfg.label()
+    );
+}
+
+#[test]
+fn augmentation_keeps_inputs_and_targets_aligned() {
+    // Hexhex side 3: corner a1 to the next corner c1 (a rotation or a reflection).
+    check_alignment(
+        &game(r#"{"game":"lifeline","options":{"size":3}}"#),
+        "a1",
+        "c1",
+    );
+    // A perforated Vigilance board (its own symmetry group).
+    let vig = game(r#"{"game":"vigilance","options":{"board":"SQ-4 (64) Adjacent"}}"#);
+    let b = vig.start().unwrap().board().clone();
+    let corner = b.cells().iter().map(|&c| b.cell_name(c)).next().unwrap();
+    let image = b
+        .symmetries()
+        .iter()
+        .find(|s| !s.is_identity())
+        .map(|s| b.cell_name(s.apply(b.parse_cell(&corner).unwrap())))
+        .unwrap();
+    check_alignment(&vig, &corner, &image);
+}
+
+#[test]
+fn batches_are_drawn_from_the_seed_and_step_alone() {
+    let cfg = game(r#"{"game":"lifeline","options":{"size":3}}"#);
+    let run = temp_run("batches");
+    write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 30, 2));
+    let tc = TrainConfig::default();
+    let w = Window::load(&run, &tc).unwrap();
+    let a = w.batch(16, 5, 7, true);
+    let b = w.batch(16, 5, 7, true);
+    let c = w.batch(16, 5, 8, true);
+    assert_eq!(a.inputs, b.inputs);
+    assert_ne!(a.inputs, c.inputs);
+    assert_eq!(a.mask, board_mask(&w.board));
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
+    let cfg = game(r#"{"game":"lifeline","options":{"size":3}}"#);
+    for optimizer in [OptimizerKind::Sgd, OptimizerKind::Adamw] {
+        let run = temp_run(&format!("resume-{optimizer:?}"));
+        write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 40, 3));
+        let tc = TrainConfig {
+            batch_size: 8,
+            optimizer,
+            learning_rate: 0.01,
+            ..TrainConfig::default()
+        };
+        let window = Window::load(&run, &tc).unwrap();
+        // Both runs start from the same saved initial checkpoint.
+        let init = checkpoint_dir(&run, 0);
+        Trainer::new(
+            Model::random(&cfg, &tiny_net(), &Device::flex(), 9).unwrap(),
+            tc.clone(),
+        )
+        .save(&init, None)
+        .unwrap();
+        let device = Device::flex();
+
+        let mut one = Trainer::resume(&init, tc.clone(), &device).unwrap();
+        one.train_until(&window, 6, |_, _, _| {});
+
+        let mut first = Trainer::resume(&init, tc.clone(), &device).unwrap();
+        first.train_until(&window, 4, |_, _, _| {});
+        first.save(&checkpoint_dir(&run, 4), None).unwrap();
+        drop(first); // "killed" after its checkpoint
+        let newest = checkpoints(&run).pop().unwrap();
+        assert_eq!(newest.0, 4);
+        let mut second = Trainer::resume(&newest.1, tc.clone(), &device).unwrap();
+        assert_eq!(second.state.step, 4);
+        second.train_until(&window, 6, |_, _, _| {});
+
+        let probe = window.batch(8, 123, 0, false);
+        let run_model = |m: Model| {
+            m.run(
+                probe.inputs.clone(),
+                &probe.mask,
+                probe.size,
+                probe.height,
+                probe.width,
+            )
+        };
+        assert_eq!(
+            run_model(one.model()),
+            run_model(second.model()),
+            "{optimizer:?}: 6 steps in one go == 4 + resume + 2"
+        );
+        // And training did change the network (the comparison above can fail).
+        let start = Trainer::resume(&init, tc.clone(), &device).unwrap();
+        assert_ne!(run_model(start.model()), run_model(one.model()));
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
+
+#[test]
+fn corrupt_shards_are_skipped_with_the_file_named() {
+    let cfg = game(r#"{"game":"lifeline","options":{"size":3}}"#);
+    let run = temp_run("corrupt");
+    write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 10, 4));
+    std::fs::write(run.join("selfplay/shard-2-1.npz"), b"PK\x03\x04 truncated").unwrap();
+    let full = std::fs::read(run.join("selfplay/shard-1-1.npz")).unwrap();
+    std::fs::write(run.join("selfplay/shard-3-1.npz"), &full[..full.len() / 2]).unwrap();
+    let w = Window::load(&run, &TrainConfig::default()).unwrap();
+    assert_eq!(w.len(), 10, "the good shard is used");
+    assert_eq!(w.skipped.len(), 2, "{:?}", w.skipped);
+    assert!(w.skipped.iter().any(|m| m.contains("shard-2-1.npz")));
+    assert!(w.skipped.iter().any(|m| m.contains("shard-3-1.npz")));
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_missing_run_directory_is_a_clear_error() {
+    let missing = std::env::temp_dir().join("lifeline-zero-no-such-run");
+    let e = Window::load(&missing, &TrainConfig::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("lifeline-zero-no-such-run") && e.contains("no such run directory"),
+        "{e}"
+    );
+    let empty = temp_run("empty");
+    let e = Window::load(&empty, &TrainConfig::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("no readable sample shard"), "{e}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
