@@ -4,8 +4,10 @@
 //! Game `i` belongs to opening pair `i / 2`: the opening is `opening_plies` uniformly random
 //! plies from the start, drawn from a generator seeded by (seed, pair), and player A has Black
 //! in the even game of the pair and White in the odd one. So every opening is played once with
-//! each colour, and a match is reproducible from its seed (and so is any batch of a gate, since
-//! the opening of a game depends only on its index).
+//! each colour. A match is reproducible from its seed and options, and the opening and
+//! colours of a game depend only on the seed and its index (so a gate's batches get the same
+//! openings as one long match); the rollouts of `mcts:N` also depend on how games share
+//! evaluation batches, so a different `games_in_flight` plays different games.
 //!
 //! At every step each side gathers leaves from all the games where it is to move, makes one
 //! evaluator call for all of them, and hands the answers back (as the self-play worker does);
@@ -248,8 +250,8 @@ pub fn play_games(
                 if slot.game.outcome().is_some() || slot.side_to_move() != side {
                     continue;
                 }
-                let root = slot.game.clone();
-                let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root));
+                let root = &slot.game;
+                let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root.clone()));
                 let want = cfg.visits.saturating_sub(search.root_visits()).clamp(1, cfg.batch as u32);
                 search.gather(want as usize);
                 let (g, l) = search.pending();

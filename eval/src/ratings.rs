@@ -308,6 +308,23 @@ pub fn format_table(t: &RatingTable) -> String {
     s
 }
 
+/// About five round tick values (1, 2 or 5 times a power of ten apart) within `[lo, hi]`.
+fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let raw = (hi - lo) / 5.0;
+    if !(raw > 0.0) || !raw.is_finite() {
+        return vec![lo];
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs())).unwrap();
+    let mut out = Vec::new();
+    let mut t = (lo / step).ceil() * step;
+    while t <= hi + 1e-9 * step {
+        out.push(if t.abs() < 1e-9 * step { 0.0 } else { t });
+        t += step;
+    }
+    out
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -333,6 +350,9 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
     if xmax - xmin < 1.0 {
         xmax = xmin + 1.0;
     }
+    let xpad = (xmax - xmin) * 0.04;
+    xmin -= xpad;
+    xmax += xpad;
     let (mut ymin, mut ymax) = (0.0f64, 0.0f64);
     for r in t.players.iter() {
         // Huge intervals (players with little information) do not stretch the axis.
@@ -349,12 +369,12 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let _ = writeln!(s, r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#, left + pw / 2.0, esc(title));
     let _ = writeln!(s, r#"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#);
-    // Axis ticks.
-    for k in 0..=5 {
-        let y = ymin + (ymax - ymin) * k as f64 / 5.0;
-        let x = xmin + (xmax - xmin) * k as f64 / 5.0;
-        let _ = writeln!(s, r##"<line x1="{left}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{y:.0}</text>"##, left + pw, left - 6.0, sy(y) + 4.0, py = sy(y));
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{x:.0}</text>"#, sx(x), top + ph + 18.0);
+    // Axis ticks at round numbers.
+    for y in nice_ticks(ymin, ymax) {
+        let _ = writeln!(s, r##"<line x1="{left}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{y}</text>"##, left + pw, left - 6.0, sy(y) + 4.0, py = sy(y));
+    }
+    for x in nice_ticks(xmin, xmax) {
+        let _ = writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{x}</text>"#, sx(x), top + ph + 18.0);
     }
     let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">training step</text>"#, left + pw / 2.0, h - 10.0);
     let _ = writeln!(s, r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">Elo ({})</text>"#, top + ph / 2.0, top + ph / 2.0, esc(&t.anchor_note));

@@ -227,6 +227,7 @@ mod tests {
         // 0.011; the margin is about 3 sd.
         let false_promotion = rate(0.0, Decision::AcceptH1, &mut rng);
         let false_rejection = rate(40.0, Decision::AcceptH0, &mut rng);
+        println!("observed alpha {false_promotion}, beta {false_rejection} (nominal 0.05 each)");
         assert!((0.01..=0.085).contains(&false_promotion), "alpha observed {false_promotion}");
         assert!((0.01..=0.085).contains(&false_rejection), "beta observed {false_rejection}");
         // Halfway between, either answer is fine, but the test must end.
