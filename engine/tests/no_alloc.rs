@@ -1,7 +1,9 @@
 //! Legal-action generation and apply allocate nothing once the action buffer has grown: a
 //! counting global allocator watches random games of every game kind.
 
+use engine::leblin::{Leblin, LeblinOptions};
 use engine::lifeline::{Balance, Lifeline, LifelineOptions};
+use engine::square::{Incursions, SquareLifeline, SquareOptions};
 use engine::Game;
 use rand::{Rng, SeedableRng};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -71,5 +73,51 @@ fn lifeline_play_allocates_nothing() {
             let g = Lifeline::new(LifelineOptions { komi, ..LifelineOptions::new(size, balance) }).unwrap();
             assert_eq!(allocations_during_play(&g, 3), 0, "size {size} {balance:?}");
         }
+    }
+}
+
+/// Allocations made by `legal_actions` and by `apply` separately, and the number of turns.
+fn allocations_split<G: Game>(start: &G, games: usize) -> (usize, usize, usize) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut buf = Vec::with_capacity(4096);
+    let (mut legal, mut apply, mut turns) = (0, 0, 0);
+    for _ in 0..games {
+        let mut g = start.clone();
+        while g.outcome().is_none() {
+            let before = allocs();
+            g.legal_actions(&mut buf);
+            legal += allocs() - before;
+            let a = buf[rng.gen_range(0..buf.len())];
+            let mover = g.to_move();
+            let before = allocs();
+            g.apply(a);
+            apply += allocs() - before;
+            if g.to_move() != mover || g.outcome().is_some() {
+                turns += 1;
+            }
+        }
+    }
+    (legal, apply, turns)
+}
+
+#[test]
+fn square_lifeline_allocates_only_its_history() {
+    // Listing actions allocates nothing; a turn adds one node to the shared repetition history
+    // (a persistent list, so that cloning a game for a search simulation costs no allocation).
+    for size in [5, 9, 13] {
+        for incursions in [Incursions::Allowed, Incursions::Forbidden] {
+            let g = SquareLifeline::new(SquareOptions { komi: 2, incursions, ..SquareOptions::new(size) }).unwrap();
+            let (legal, apply, turns) = allocations_split(&g, 3);
+            assert_eq!(legal, 0, "size {size} {incursions:?}: legal_actions allocated");
+            assert!(apply <= turns, "size {size}: {apply} allocations in apply over {turns} turns");
+        }
+    }
+}
+
+#[test]
+fn leblin_play_allocates_nothing() {
+    for size in [5, 13, 19] {
+        let g = Leblin::new(LeblinOptions { komi: 2, handicap: 2, ..LeblinOptions::new(size) }).unwrap();
+        assert_eq!(allocations_during_play(&g, 2), 0, "size {size}");
     }
 }
