@@ -153,6 +153,8 @@ pub struct Leblin {
     ply: u32,
     outcome: Option<Outcome>,
     stones_hash: u64,
+    /// The legal placements of an ordinary turn (derived: computed once when the turn starts).
+    legal_cells: CellSet,
 }
 
 /// Stones of `mine` with a lifeline in direction `d` (RULES.md section 4): the run of empty
@@ -220,7 +222,7 @@ impl Leblin {
 
     /// The start of a game on a board already built (`board` must be the square of the size).
     pub fn with_board(board: Arc<Board>, opts: LeblinOptions) -> Leblin {
-        Leblin {
+        let mut g = Leblin {
             board,
             prison: [opts.komi, 0],
             handicap_left: opts.handicap_stones(),
@@ -234,7 +236,17 @@ impl Leblin {
             ply: 0,
             outcome: None,
             stones_hash: 0,
+            legal_cells: CellSet::EMPTY,
+        };
+        g.legal_cells = g.compute_legal_cells();
+        g
+    }
+
+    fn compute_legal_cells(&self) -> CellSet {
+        if self.handicap_left > 0 {
+            return CellSet::EMPTY;
         }
+        self.legal_placements()
     }
 
     /// Set up a position from its description; the outcome is computed as after a turn
@@ -395,7 +407,8 @@ impl Leblin {
         if self.handicap_left > 0 {
             return self.empty().iter().any(|x| f(Action::Cell(x as Cell)));
         }
-        self.legal_placements().iter().any(|x| f(Action::Cell(x as Cell)))
+        debug_assert_eq!(self.legal_cells, self.legal_placements());
+        self.legal_cells.iter().any(|x| f(Action::Cell(x as Cell)))
     }
 
     fn has_legal_action(&self) -> bool {
@@ -442,6 +455,7 @@ impl Leblin {
     }
 
     fn settle_outcome(&mut self) {
+        self.legal_cells = self.compute_legal_cells();
         if !self.has_legal_action() {
             self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
         } else if self.turns >= self.opts.turn_cap() {
@@ -482,7 +496,7 @@ impl Game for Leblin {
                 if !self.board.contains(x) || !self.empty().contains(x as usize) {
                     return false;
                 }
-                self.handicap_left > 0 || self.placement_legal_full(x)
+                self.handicap_left > 0 || self.legal_cells.contains(x as usize)
             }
         }
     }
@@ -586,6 +600,7 @@ impl Game for Leblin {
         g.stones = [sym.apply_set(&self.stones[0]), sym.apply_set(&self.stones[1])];
         g.last_placed = sym.apply_set(&self.last_placed);
         g.placing = sym.apply_set(&self.placing);
+        g.legal_cells = sym.apply_set(&self.legal_cells);
         g.stones_hash = zobrist::stones(0, &g.stones[0]) ^ zobrist::stones(1, &g.stones[1]);
         g
     }

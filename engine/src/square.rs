@@ -240,6 +240,9 @@ pub struct SquareLifeline {
     /// a placement turn removes every dead enemy group, leaves no dead friendly group, and
     /// removing stones only adds paths); it lets legality be decided locally.
     settled: bool,
+    /// The legal placements of a single-placement turn (derived: computed once when the turn
+    /// starts, so that the end-of-turn check for a legal action and the listing share it).
+    legal_cells: CellSet,
 }
 
 impl SquareLifeline {
@@ -269,6 +272,7 @@ impl SquareLifeline {
             outcome: None,
             stones_hash: 0,
             settled: true,
+            legal_cells: CellSet::EMPTY,
         };
         g.record_position();
         g
@@ -557,21 +561,23 @@ impl SquareLifeline {
             }
             return false;
         }
+        debug_assert!(
+            empty.iter().all(|x| self.legal_cells.contains(x) == self.play_turn(self.stones, &[x as Cell]).is_some()),
+            "the legal placements disagree with the general rule in {:?}",
+            self.position()
+        );
+        self.legal_cells.iter().any(|x| f(Action::Cell(x as Cell)))
+    }
+
+    /// The legal placements of a single-placement turn.
+    fn compute_legal_cells(&self) -> CellSet {
+        if self.is_double_turn() {
+            return CellSet::EMPTY;
+        }
         if self.settled {
-            let legal = self.settled_single_legal();
-            debug_assert!(
-                empty.iter().all(|x| legal.contains(x) == self.play_turn(self.stones, &[x as Cell]).is_some()),
-                "settled_single_legal disagrees with the general rule in {:?}",
-                self.position()
-            );
-            return legal.iter().any(|x| f(Action::Cell(x as Cell)));
+            return self.settled_single_legal();
         }
-        for x in empty.iter() {
-            if self.play_turn(self.stones, &[x as Cell]).is_some() && f(Action::Cell(x as Cell)) {
-                return true;
-            }
-        }
-        false
+        self.empty().iter().filter(|&x| self.play_turn(self.stones, &[x as Cell]).is_some()).collect()
     }
 
     fn has_legal_action(&self) -> bool {
@@ -634,6 +640,7 @@ impl SquareLifeline {
     }
 
     fn settle_outcome(&mut self) {
+        self.legal_cells = self.compute_legal_cells();
         if !self.has_legal_action() {
             self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
         } else if self.turns >= self.opts.turn_cap() {
@@ -707,7 +714,7 @@ impl Game for SquareLifeline {
                         Some(p) => self.play_turn(self.turn_start, &[p, x]).is_some(),
                     };
                 }
-                self.play_turn(self.stones, &[x]).is_some()
+                self.legal_cells.contains(x as usize)
             }
         }
     }
@@ -832,6 +839,7 @@ impl Game for SquareLifeline {
         g.turn_start = map(&self.turn_start);
         g.pending = self.pending.map(|c| sym.apply(c));
         g.last_placed = self.last_placed.map(|c| c.map(|c| sym.apply(c)));
+        g.legal_cells = sym.apply_set(&self.legal_cells);
         g.stones_hash = g.recompute_stones_hash();
         let entries: Vec<([CellSet; 2], Player)> = self.history.iter().map(|n| (map(&n.stones), n.to_move)).collect();
         g.history = History::default();
