@@ -52,6 +52,18 @@ impl Losses {
         self.policy_entropy += o.policy_entropy;
     }
 
+    /// TensorBoard scalars of one step: every loss term, policy entropy, learning rate, speed.
+    pub fn log(&self, tb: &mut crate::tb::EventWriter, step: u64, lr: f32, samples_per_second: f32) -> std::io::Result<()> {
+        tb.scalar("loss/total", self.total, step)?;
+        tb.scalar("loss/policy", self.policy, step)?;
+        tb.scalar("loss/value", self.value, step)?;
+        tb.scalar("loss/ownership", self.ownership, step)?;
+        tb.scalar("policy/entropy", self.policy_entropy, step)?;
+        tb.scalar("train/learning_rate", lr, step)?;
+        tb.scalar("train/samples_per_second", samples_per_second, step)?;
+        tb.flush()
+    }
+
     pub fn scale(&self, k: f32) -> Losses {
         Losses {
             policy: self.policy * k,

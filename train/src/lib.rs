@@ -4,5 +4,6 @@
 
 pub mod config;
 pub mod fit;
+pub mod looping;
 pub mod tb;
 pub mod window;

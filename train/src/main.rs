@@ -38,6 +38,23 @@ enum Cmd {
         device: String,
     },
     /// Training samples per second of the config's network at its batch size.
+    /// The whole pipeline: self-play with the best model, fit, gate, rate, repeat; resumable
+    /// after a kill at any moment. Ends with the rating table of the run.
+    Loop {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        /// Override loop.iterations (counted from the start of the run).
+        #[arg(long)]
+        iterations: Option<u32>,
+        /// Override loop.minutes (for this invocation).
+        #[arg(long)]
+        minutes: Option<f64>,
+        /// No progress bars (logs only).
+        #[arg(long)]
+        quiet: bool,
+    },
     Bench {
         #[arg(long)]
         config: PathBuf,
@@ -56,20 +73,22 @@ enum Cmd {
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Fit {
-            config,
-            run,
-            steps,
-            until,
-            device,
-        } => fit(&config, &run, steps, until, &device),
-        Cmd::Bench {
-            config,
-            device,
-            steps,
-            batch,
-            reference,
-        } => bench(&config, &device, steps, batch, reference),
+        Cmd::Fit { config, run, steps, until, device } => fit(&config, &run, steps, until, &device),
+        Cmd::Bench { config, device, steps, batch, reference } => bench(&config, &device, steps, batch, reference),
+        Cmd::Loop { config, run, iterations, minutes, quiet } => {
+            let t0 = Instant::now();
+            let overrides = train::looping::Overrides { iterations, minutes };
+            let done = train::looping::run_loop(&config, &run, !quiet, overrides, |s| println!("{}", s.line()))?;
+            println!("{} iterations in {:.1} min", done.len(), t0.elapsed().as_secs_f64() / 60.0);
+            match eval::update_ratings(&run, eval::RatingOptions::default()) {
+                Ok(table) => {
+                    println!("{}", eval::ratings::format_table(&table));
+                    println!("ratings: {} and {}", run.join("eval/ratings.json").display(), run.join("eval/ratings.svg").display());
+                }
+                Err(e) => println!("no ratings yet: {e}"),
+            }
+            Ok(())
+        }
     }
 }
 
@@ -154,7 +173,7 @@ fn fit(
         ));
         bar.inc(1);
         let lr = t.cfg.lr_at(step - 1) as f32;
-        let r = log_step(&mut tb, step, l, lr, rate as f32);
+        let r = l.log(&mut tb, step, lr, rate as f32);
         if let Err(e) = r {
             tb_error.get_or_insert(e);
         }
@@ -190,24 +209,6 @@ fn fit(
         dir.display()
     );
     Ok(())
-}
-
-/// TensorBoard scalars of one step.
-pub fn log_step(
-    tb: &mut EventWriter,
-    step: u64,
-    l: &Losses,
-    lr: f32,
-    rate: f32,
-) -> std::io::Result<()> {
-    tb.scalar("loss/total", l.total, step)?;
-    tb.scalar("loss/policy", l.policy, step)?;
-    tb.scalar("loss/value", l.value, step)?;
-    tb.scalar("loss/ownership", l.ownership, step)?;
-    tb.scalar("policy/entropy", l.policy_entropy, step)?;
-    tb.scalar("train/learning_rate", lr, step)?;
-    tb.scalar("train/samples_per_second", rate, step)?;
-    tb.flush()
 }
 
 fn bench(
