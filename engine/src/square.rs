@@ -444,7 +444,7 @@ impl SquareLifeline {
     /// Legality of a single placement at `x` in a region that touches a friendly stone (so it
     /// is no incursion), in a settled position.
     #[inline]
-    fn single_legal_near_own(&self, x: Cell, region: CellSet, empty: &CellSet) -> bool {
+    fn single_legal_near_own(&self, x: Cell, region: CellSet, border: &CellSet, empty: &CellSet) -> bool {
         let b = &*self.board;
         let me = self.to_move.index();
         let (own, enemy) = (self.stones[me], self.stones[1 - me]);
@@ -463,9 +463,14 @@ impl SquareLifeline {
                 (open - f).is_empty()
             };
             if whole {
-                let rest_border = b.dilate(&(region - xs));
-                let lost = (*adj & enemy) - rest_border;
-                if lost.is_empty() || dead_among(b, lost | (rest_border & enemy), enemy, empty2).is_empty() {
+                // Enemy stones next to x with no other empty neighbour in the region.
+                let mut lost = CellSet::EMPTY;
+                for s in (*adj & enemy).iter() {
+                    if (*b.adjacent(s as Cell) & (region - xs)).is_empty() {
+                        lost.insert(s);
+                    }
+                }
+                if lost.is_empty() || dead_among(b, lost | (*border & enemy), enemy, empty2).is_empty() {
                     return dead_among(b, xs, own | xs, empty2).is_empty();
                 }
             }
@@ -487,7 +492,7 @@ impl SquareLifeline {
             let border = b.dilate(&region);
             if border.intersects(&own) {
                 for x in region.iter() {
-                    if self.single_legal_near_own(x as Cell, region, &empty) {
+                    if self.single_legal_near_own(x as Cell, region, &border, &empty) {
                         legal.insert(x);
                     }
                 }
