@@ -104,7 +104,8 @@ fn two_iterations_leave_every_artifact() {
 fn a_killed_loop_resumes_from_its_last_checkpoint() {
     let dir = temp("kill");
     let config = dir.join("tiny.toml");
-    std::fs::write(&config, TINY.replace("iterations = 2", "iterations = 3")).unwrap();
+    // More games per iteration than the other test, so the kill lands mid-run.
+    std::fs::write(&config, TINY.replace("iterations = 2", "iterations = 3").replace("games = 4\n", "games = 24\n")).unwrap();
     let run = dir.join("run");
     let mut child = train_loop(&config, &run, &[]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     // Kill it once the first iteration's checkpoint is on disk (mid-run, in whatever phase).
@@ -118,6 +119,7 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     let _ = child.kill();
     let _ = child.wait();
     let before: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap_or_else(|_| "{}".into())).unwrap();
+    assert!(before["iteration"].as_u64().unwrap_or(0) < 3, "the kill came before the end: {before}");
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
