@@ -46,7 +46,10 @@ def pooled_blocks(a):
 # ONNX inference
 
 
-def build_onnx(a):
+def build_onnx(a, weights=None):
+    """The network as an ONNX graph. `weights` maps the parameter names of selfplay/src/net.rs
+    (as `train export` writes them, e.g. "blocks.0.first.conv.weight") to arrays; without it the
+    weights are random (for timing)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -63,26 +66,41 @@ def build_onnx(a):
         inits.append(numpy_helper.from_array(np.asarray(arr), n))
         return n
 
+    def param(path, shape, make):
+        if weights is None:
+            return make().astype(np.float32)
+        w = np.asarray(weights[path], np.float32)
+        if tuple(w.shape) != tuple(shape):
+            raise ValueError(f"{path}: shape {w.shape}, expected {shape}")
+        return w
+
     def node(op, inputs, **attrs):
         out = name(op.lower())
         nodes.append(helper.make_node(op, inputs, [out], **attrs))
         return out
 
-    def conv(x, cin, cout, k, bias=False):
-        w = const((rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32), "w")
-        ins = [x, w] + ([const(np.zeros(cout, np.float32), "b")] if bias else [])
+    def conv(path, x, cin, cout, k, bias=False):
+        w = param(f"{path}.weight", (cout, cin, k, k), lambda: rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k)))
+        ins = [x, const(w, "w")]
+        if bias:
+            ins.append(const(param(f"{path}.bias", (cout,), lambda: np.zeros(cout)), "b"))
         return node("Conv", ins, kernel_shape=[k, k], pads=[k // 2] * 4)
 
-    def bn(x, c):
-        ones, zeros = np.ones(c, np.float32), np.zeros(c, np.float32)
-        return node("BatchNormalization", [x, const(ones), const(zeros), const(zeros), const(ones)], epsilon=1e-5)
+    def bn(path, x, c):
+        ones, zeros = (lambda: np.ones(c)), (lambda: np.zeros(c))
+        g = param(f"{path}.gamma", (c,), ones)
+        b = param(f"{path}.beta", (c,), zeros)
+        m = param(f"{path}.running_mean", (c,), zeros)
+        v = param(f"{path}.running_var", (c,), ones)
+        return node("BatchNormalization", [x, const(g), const(b), const(m), const(v)], epsilon=1e-5)
 
-    def conv_bn(x, cin, cout, k):
-        return node("Mul", [bn(conv(x, cin, cout, k), cout), "mask"])
+    def conv_bn(path, x, cin, cout, k):
+        return node("Mul", [bn(f"{path}.norm", conv(f"{path}.conv", x, cin, cout, k), cout), "mask"])
 
-    def gemm(x, cin, cout):
-        w = const((rng.standard_normal((cin, cout)) / np.sqrt(cin)).astype(np.float32), "w")
-        return node("Gemm", [x, w, const(np.zeros(cout, np.float32), "b")])
+    def gemm(path, x, cin, cout):
+        w = param(f"{path}.weight", (cin, cout), lambda: rng.standard_normal((cin, cout)) / np.sqrt(cin))
+        b = param(f"{path}.bias", (cout,), lambda: np.zeros(cout))
+        return node("Gemm", [x, const(w, "w"), const(b, "b")])
 
     axes = const(np.array([2, 3], np.int64), "axes")
     count = node("ReduceSum", ["mask", axes], keepdims=1)  # (B,1,1,1)
@@ -95,21 +113,21 @@ def build_onnx(a):
         return node("Concat", [mean, node("Mul", [mean, scale]), mx], axis=1)
 
     c, h = a.channels, a.head_channels
-    x = node("Relu", [conv_bn("input", a.planes, c, 3)])
-    for pooled in pooled_blocks(a):
-        y = node("Relu", [conv_bn(x, c, c, 3)])
+    x = node("Relu", [conv_bn("stem", "input", a.planes, c, 3)])
+    for i, pooled in enumerate(pooled_blocks(a)):
+        y = node("Relu", [conv_bn(f"blocks.{i}.first", x, c, c, 3)])
         if pooled:
-            bias = node("Unsqueeze", [gemm(pool(y), 3 * c, c), const(np.array([2, 3], np.int64), "axes")])
+            bias = node("Unsqueeze", [gemm(f"blocks.{i}.pool", pool(y), 3 * c, c), const(np.array([2, 3], np.int64), "axes")])
             y = node("Mul", [node("Add", [y, bias]), "mask"])
-        x = node("Relu", [node("Add", [conv_bn(y, c, c, 3), x])])
-    p = node("Relu", [conv_bn(x, c, h, 1)])
-    cells = node("Flatten", [conv(p, h, 1, 1, bias=True)], axis=1)
-    glob = gemm(pool(p), 3 * h, a.policy_len - a.height * a.width)
+        x = node("Relu", [node("Add", [conv_bn(f"blocks.{i}.second", y, c, c, 3), x])])
+    p = node("Relu", [conv_bn("policy_conv", x, c, h, 1)])
+    cells = node("Flatten", [conv("policy_cells", p, h, 1, 1, bias=True)], axis=1)
+    glob = gemm("policy_global", pool(p), 3 * h, a.policy_len - a.height * a.width)
     nodes.append(helper.make_node("Concat", [cells, glob], ["policy"], axis=1))
-    v = node("Relu", [conv_bn(x, c, h, 1)])
-    hidden = node("Relu", [gemm(pool(v), 3 * h, a.value_hidden)])
-    nodes.append(helper.make_node("Identity", [gemm(hidden, a.value_hidden, 3)], ["value"]))
-    own = node("Mul", [conv(x, c, 1, 1, bias=True), "mask"])
+    v = node("Relu", [conv_bn("value_conv", x, c, h, 1)])
+    hidden = node("Relu", [gemm("value_hidden", pool(v), 3 * h, a.value_hidden)])
+    nodes.append(helper.make_node("Identity", [gemm("value_out", hidden, a.value_hidden, 3)], ["value"]))
+    own = node("Mul", [conv("ownership", x, c, 1, 1, bias=True), "mask"])
     nodes.append(helper.make_node("Tanh", [own], ["ownership"]))
 
     f = TensorProto.FLOAT

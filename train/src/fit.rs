@@ -360,14 +360,7 @@ pub fn read_best(run: &Path) -> Option<PathBuf> {
 }
 
 /// Point `best` at a checkpoint directory of the run, atomically.
-pub fn write_best(run: &Path, checkpoint: &Path) -> std::io::Result<()> {
-    let name = checkpoint
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let path = run.join("models").join("best");
-    let tmp = run.join("models").join(".best.tmp");
-    std::fs::write(&tmp, format!("{name}\n"))?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, &path)
+pub fn write_best(run: &Path, checkpoint: &Path) -> Result<(), eval::EvalError> {
+    let name = checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    eval::players::write_best_pointer(&run.join("models"), &name)
 }

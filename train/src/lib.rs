@@ -3,6 +3,7 @@
 //! `[train]` config table (`config`) and the whole self-play / fit / gate loop (`looping`).
 
 pub mod config;
+pub mod export;
 pub mod fit;
 pub mod looping;
 pub mod tb;

@@ -53,7 +53,13 @@ impl LoopConfig {
         if cfg.minutes < 0.0 || !cfg.minutes.is_finite() {
             return Err("loop.minutes must not be negative".into());
         }
-        parse_device(&cfg.device).map_err(|e| format!("loop.device: {e}"))?;
+        // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
+        // which refuses `cuda` when the loop starts.
+        let d = cfg.device.as_str();
+        let cuda_index = d.strip_prefix("cuda:").map(|n| n.parse::<usize>().is_ok());
+        if !(d == "cpu" || d == "cuda" || cuda_index == Some(true)) {
+            return Err(format!("loop.device must be cpu, cuda or cuda:N (got `{d}`)"));
+        }
         Ok(cfg)
     }
 }

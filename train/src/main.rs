@@ -55,6 +55,15 @@ enum Cmd {
         #[arg(long)]
         quiet: bool,
     },
+    /// Export a checkpoint's weights as a .npz file (named arrays, metadata, and an example
+    /// input with burn's outputs); `scripts/export_onnx.py` turns it into an ONNX model.
+    Export {
+        /// A checkpoint directory (or runs/NAME/models/best).
+        #[arg(long)]
+        model: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
     Bench {
         #[arg(long)]
         config: PathBuf,
@@ -75,6 +84,13 @@ fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Fit { config, run, steps, until, device } => fit(&config, &run, steps, until, &device),
         Cmd::Bench { config, device, steps, batch, reference } => bench(&config, &device, steps, batch, reference),
+        Cmd::Export { model, out } => {
+            let dir = eval::players::resolve_checkpoint(&model)?;
+            let m = Model::load(&dir, &parse_device("cpu")?)?;
+            let n = train::export::export(&m, &out).map_err(anyhow::Error::msg)?;
+            println!("{n} arrays of {} (step {}) -> {}", dir.display(), m.meta.step, out.display());
+            Ok(())
+        }
         Cmd::Loop { config, run, iterations, minutes, quiet } => {
             let t0 = Instant::now();
             let overrides = train::looping::Overrides { iterations, minutes };

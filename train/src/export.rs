@@ -1,0 +1,107 @@
+//! Weight export for other programs: every parameter of a checkpoint as a named array in one
+//! `.npz` file (readable by numpy, no burn needed), with the metadata that says how to build
+//! the network and feed it, and one example input with the outputs burn computes for it, so a
+//! reader can check its own implementation (`scripts/export_onnx.py` builds an ONNX model from
+//! the file and checks it against the example).
+//!
+//! Names are the module paths of [`selfplay::net::PolicyValueNet`]: `stem.conv.weight`
+//! (out, in, k, k), `stem.norm.gamma|beta|running_mean|running_var`, `blocks.3.pool.weight`
+//! (in, out: burn's linear layers multiply `x @ weight`), `policy_cells.bias`, ...
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::tensor::Tensor;
+use engine::Game;
+use ndarray::{Array1, ArrayD, IxDyn};
+use ndarray_npy::NpzWriter;
+use selfplay::model::Model;
+use std::path::Path;
+
+/// Collects every float parameter (and batch-norm running statistic) with its module path.
+#[derive(Default)]
+struct Collect {
+    path: Vec<String>,
+    arrays: Vec<(String, Vec<usize>, Vec<f32>)>,
+}
+
+impl ModuleVisitor for Collect {
+    fn enter_module(&mut self, name: &str, _container: &str) {
+        self.path.push(name.to_string());
+    }
+    fn exit_module(&mut self, _name: &str, _container: &str) {
+        self.path.pop();
+    }
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let t = param.val();
+        let shape = t.dims().to_vec();
+        let data = t.into_data().try_into_vec::<f32>().expect("f32 parameters");
+        self.arrays.push((self.path.join("."), shape, data));
+    }
+}
+
+/// The named parameters of a model, in module order.
+pub fn parameters(model: &Model) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    let mut c = Collect::default();
+    model.net.visit(&mut c);
+    c.arrays
+}
+
+/// Write `model` (in inference mode) to `out` as described in the module documentation.
+pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
+    let model = model.for_inference();
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    let params = parameters(&model);
+    // An example input: a position a few plies into a random game.
+    let start = model.meta.game.start().map_err(|e| err(&e))?;
+    let b = start.board();
+    let (planes, h, w) = (start.num_planes(), b.height(), b.width());
+    let mut g = start.clone();
+    let mut legal = Vec::new();
+    for k in 0..3 {
+        if g.outcome().is_some() {
+            break;
+        }
+        g.legal_actions(&mut legal);
+        g.apply(legal[(k * 7) % legal.len()]);
+    }
+    let input = engine::testing::encode_owned(&g).into_raw_vec_and_offset().0;
+    let mut mask = vec![0f32; h * w];
+    for &c in b.cells() {
+        mask[b.grid_index(c)] = 1.0;
+    }
+    let (policy, value) = model.run(input.clone(), &mask, 1, h, w);
+    let meta = serde_json::json!({
+        "format": "lifeline-zero weights 1",
+        "game": model.meta.game,
+        "network": model.meta.net,
+        "planes": planes,
+        "height": h,
+        "width": w,
+        "policy_len": start.policy_len(),
+        "policy_layout": "grid cells row-major (height x width), then swap, spend komi, remove prisoner",
+        "value_layout": "softmax of win, draw, loss logits for the player to move",
+        "step": model.meta.step,
+        "samples": model.meta.samples,
+        "batch_norm_epsilon": 1e-5,
+        "parameters": params.iter().map(|p| &p.0).collect::<Vec<_>>(),
+    });
+    let tmp = out.with_extension("npz.tmp");
+    {
+        let file = std::fs::File::create(&tmp).map_err(|e| err(&e))?;
+        let mut npz = NpzWriter::new(std::io::BufWriter::new(file));
+        for (name, shape, data) in &params {
+            let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone()).map_err(|e| err(&e))?;
+            npz.add_array(format!("param/{name}"), &a).map_err(|e| err(&e))?;
+        }
+        let arr = |v: Vec<f32>, shape: &[usize]| ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape");
+        npz.add_array("example/input", &arr(input, &[1, planes, h, w])).map_err(|e| err(&e))?;
+        npz.add_array("example/mask", &arr(mask, &[1, 1, h, w])).map_err(|e| err(&e))?;
+        npz.add_array("example/policy_logits", &arr(policy, &[1, start.policy_len()])).map_err(|e| err(&e))?;
+        npz.add_array("example/value", &arr(value, &[1, 3])).map_err(|e| err(&e))?;
+        let meta_bytes: Array1<u8> = serde_json::to_vec(&meta).expect("metadata serialises").into();
+        npz.add_array("meta", &meta_bytes).map_err(|e| err(&e))?;
+        let buf = npz.finish().map_err(|e| err(&e))?;
+        buf.into_inner().map_err(|e| err(&e))?.sync_all().map_err(|e| err(&e))?;
+    }
+    std::fs::rename(&tmp, out).map_err(|e| err(&e))?;
+    Ok(params.len())
+}
