@@ -210,77 +210,12 @@ fn bench_net(
         ours.push((batch, rate));
     }
     if reference {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench_reference.py");
-        let out = std::process::Command::new("python3")
-            .arg(&script)
-            .args([
-                "--mode",
-                "infer",
-                "--planes",
-                &planes.to_string(),
-                "--height",
-                &h.to_string(),
-                "--width",
-                &w.to_string(),
-            ])
-            .args([
-                "--blocks",
-                &n.blocks.to_string(),
-                "--channels",
-                &n.channels.to_string(),
-            ])
-            .args([
-                "--head-channels",
-                &n.head_channels.to_string(),
-                "--value-hidden",
-                &n.value_hidden.to_string(),
-            ])
-            .args([
-                "--pool-every",
-                &n.pool_every.to_string(),
-                "--policy-len",
-                &start.policy_len().to_string(),
-            ])
-            .args([
-                "--seconds",
-                &seconds.to_string(),
-                "--batches",
-                &batches
-                    .iter()
-                    .map(|b| b.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ])
-            .output()
-            .with_context(|| format!("cannot run {}", script.display()))?;
-        if !out.status.success() {
-            bail!(
-                "{} failed: {}",
-                script.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        for line in text.lines() {
-            println!("{line}");
-            // "onnxruntime batch   16:      3550 positions/s"
-            if let Some(rest) = line.strip_prefix("onnxruntime batch") {
-                let mut parts = rest.split(':');
-                let batch: usize = parts.next().unwrap_or("").trim().parse().unwrap_or(0);
-                let rate: f64 = parts
-                    .next()
-                    .unwrap_or("")
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .parse()
-                    .unwrap_or(0.0);
-                if let Some((_, r)) = ours.iter().find(|(b, _)| *b == batch) {
-                    println!(
-                        "  burn / onnxruntime at batch {batch}: {:.2}",
-                        r / rate.max(1e-9)
-                    );
-                }
+        let shape = selfplay::bench::Shape { planes, height: h, width: w, policy_len: start.policy_len() };
+        let text = selfplay::bench::run_reference("infer", shape, &n, batches, seconds).map_err(anyhow::Error::msg)?;
+        print!("{text}");
+        for &(batch, rate) in &ours {
+            if let Some(theirs) = selfplay::bench::rate_at(&text, "onnxruntime", batch) {
+                println!("burn / onnxruntime at batch {batch:>4}: {:.2}", rate / theirs);
             }
         }
     }

@@ -1,6 +1,6 @@
 //! `train`: fit the network on a run's self-play data, measure training speed.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use selfplay::config::RunConfig;
@@ -286,63 +286,10 @@ fn bench(
         train.batch_size
     );
     if reference {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench_reference.py");
-        let out = std::process::Command::new("python3")
-            .arg(&script)
-            .args(["--mode", "train", "--planes", &window.planes.to_string()])
-            .args([
-                "--height",
-                &window.board.height().to_string(),
-                "--width",
-                &window.board.width().to_string(),
-            ])
-            .args([
-                "--blocks",
-                &n.blocks.to_string(),
-                "--channels",
-                &n.channels.to_string(),
-            ])
-            .args([
-                "--head-channels",
-                &n.head_channels.to_string(),
-                "--value-hidden",
-                &n.value_hidden.to_string(),
-            ])
-            .args([
-                "--pool-every",
-                &n.pool_every.to_string(),
-                "--policy-len",
-                &window.policy_len.to_string(),
-            ])
-            .args([
-                "--batches",
-                &train.batch_size.to_string(),
-                "--seconds",
-                "10",
-            ])
-            .output()
-            .with_context(|| format!("cannot run {}", script.display()))?;
-        if !out.status.success() {
-            bail!(
-                "{} failed: {}",
-                script.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
+        let shape = selfplay::bench::Shape { planes: window.planes, height: window.board.height(), width: window.board.width(), policy_len: window.policy_len };
+        let text = selfplay::bench::run_reference("train", shape, n, &[train.batch_size], 10.0).map_err(anyhow::Error::msg)?;
         print!("{text}");
-        if let Some(jax) = text
-            .lines()
-            .filter_map(|l| {
-                l.split(':')
-                    .nth(1)?
-                    .split_whitespace()
-                    .next()?
-                    .parse::<f64>()
-                    .ok()
-            })
-            .next()
-        {
+        if let Some(jax) = selfplay::bench::rate_at(&text, "jax train", train.batch_size) {
             println!("burn / jax: {:.2}", rate / jax);
         }
     }
