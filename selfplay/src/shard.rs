@@ -132,42 +132,26 @@ pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<
     std::fs::rename(&tmp, path).map_err(|e| io(format!("cannot rename {}: {e}", tmp.display())))
 }
 
+/// Open a shard and read its metadata; the reader stays open for the arrays.
+fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
+    let invalid = |msg: String| ShardError::Invalid { path: path.display().to_string(), msg };
+    let file = File::open(path).map_err(|e| ShardError::Io { path: path.display().to_string(), msg: e.to_string() })?;
+    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
+    let meta_bytes: Array1<u8> = npz.by_name("meta").map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    Ok((npz, meta))
+}
+
 /// Read only a shard's metadata (cheap: one small member of the archive).
 pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, ShardError> {
-    let p = path.display().to_string();
-    let invalid = |msg: String| ShardError::Invalid {
-        path: p.clone(),
-        msg,
-    };
-    let file = File::open(path).map_err(|e| ShardError::Io {
-        path: p.clone(),
-        msg: e.to_string(),
-    })?;
-    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
-    let meta_bytes: Array1<u8> = npz
-        .by_name("meta")
-        .map_err(|e| invalid(format!("meta: {e}")))?;
-    serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
-        .map_err(|e| invalid(format!("meta: {e}")))
+    open_shard(path).map(|(_, meta)| meta)
 }
 
 /// Read a shard back, checking that its arrays agree with its metadata.
 pub fn read_shard(path: &Path) -> Result<Shard, ShardError> {
     let p = path.display().to_string();
-    let invalid = |msg: String| ShardError::Invalid {
-        path: p.clone(),
-        msg,
-    };
-    let file = File::open(path).map_err(|e| ShardError::Io {
-        path: p.clone(),
-        msg: e.to_string(),
-    })?;
-    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
-    let meta_bytes: Array1<u8> = npz
-        .by_name("meta")
-        .map_err(|e| invalid(format!("meta: {e}")))?;
-    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
-        .map_err(|e| invalid(format!("meta: {e}")))?;
+    let invalid = |msg: String| ShardError::Invalid { path: p.clone(), msg };
+    let (mut npz, meta) = open_shard(path)?;
     macro_rules! arr {
         ($name:literal) => {
             npz.by_name($name)
