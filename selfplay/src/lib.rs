@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod fused;
 pub mod generate;
 pub mod model;
 pub mod net;

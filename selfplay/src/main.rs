@@ -59,6 +59,10 @@ enum Cmd {
         /// Also run scripts/bench_reference.py (onnxruntime, same architecture) and print the ratio.
         #[arg(long)]
         reference: bool,
+        /// Time burn's own layers too (on the CPU the folded network of `selfplay::fused` is
+        /// what search uses; this shows what it gains).
+        #[arg(long)]
+        layers: bool,
     },
     /// Visits per second of self-play search with the config's network, and the share of time
     /// spent outside the network (search, rules, encoding).
@@ -143,7 +147,8 @@ fn main() -> Result<()> {
             seconds,
             batches,
             reference,
-        } => bench_net(&config, &device, seconds, &batches, reference)?,
+            layers,
+        } => bench_net(&config, &device, seconds, &batches, reference, layers)?,
         Cmd::BenchSearch {
             config,
             device,
@@ -174,9 +179,18 @@ fn bench_net(
     seconds: f64,
     batches: &[usize],
     reference: bool,
+    layers: bool,
 ) -> Result<()> {
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
     let model = load_model("random", &cfg, device)?;
+    let variants: Vec<(&str, Model)> = if layers {
+        vec![
+            ("burn", model.for_inference()),
+            ("burn-layers", model.unfused()),
+        ]
+    } else {
+        vec![("burn", model)]
+    };
     let start = cfg.game.start()?;
     let b = start.board();
     let (planes, h, w) = (start.num_planes(), b.height(), b.width());
@@ -196,26 +210,39 @@ fn bench_net(
         mask[b.grid_index(c)] = 1.0;
     }
     let mut ours = Vec::new();
-    for &batch in batches {
-        let x = &inputs[..batch * planes * h * w];
-        model.run(x.to_vec(), &mask, batch, h, w); // warm-up
-        let t0 = Instant::now();
-        let mut done = 0usize;
-        while t0.elapsed().as_secs_f64() < seconds || done == 0 {
-            model.run(x.to_vec(), &mask, batch, h, w);
-            done += batch;
+    for (label, model) in &variants {
+        for &batch in batches {
+            let x = &inputs[..batch * planes * h * w];
+            model.run(x.to_vec(), &mask, batch, h, w); // warm-up
+            let t0 = Instant::now();
+            let mut done = 0usize;
+            while t0.elapsed().as_secs_f64() < seconds || done == 0 {
+                model.run(x.to_vec(), &mask, batch, h, w);
+                done += batch;
+            }
+            let rate = done as f64 / t0.elapsed().as_secs_f64();
+            println!("{label:<11} batch {batch:>4}: {rate:>9.0} positions/s");
+            if ours.len() < batches.len() {
+                ours.push((batch, rate));
+            }
         }
-        let rate = done as f64 / t0.elapsed().as_secs_f64();
-        println!("burn      batch {batch:>4}: {rate:>9.0} positions/s");
-        ours.push((batch, rate));
     }
     if reference {
-        let shape = selfplay::bench::Shape { planes, height: h, width: w, policy_len: start.policy_len() };
-        let text = selfplay::bench::run_reference("infer", shape, &n, batches, seconds).map_err(anyhow::Error::msg)?;
+        let shape = selfplay::bench::Shape {
+            planes,
+            height: h,
+            width: w,
+            policy_len: start.policy_len(),
+        };
+        let text = selfplay::bench::run_reference("infer", shape, &n, batches, seconds)
+            .map_err(anyhow::Error::msg)?;
         print!("{text}");
         for &(batch, rate) in &ours {
             if let Some(theirs) = selfplay::bench::rate_at(&text, "onnxruntime", batch) {
-                println!("burn / onnxruntime at batch {batch:>4}: {:.2}", rate / theirs);
+                println!(
+                    "burn / onnxruntime at batch {batch:>4}: {:.2}",
+                    rate / theirs
+                );
             }
         }
     }

@@ -9,6 +9,7 @@
 //! It is written into a temporary sibling directory, fsynced and renamed, so a reader never
 //! sees half a checkpoint. The training crate adds its optimizer state to the same directory.
 
+use crate::fused::FusedNet;
 use crate::net::{NetConfig, PolicyValueNet};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
@@ -83,6 +84,9 @@ pub struct Model {
     pub net: PolicyValueNet,
     pub meta: ModelMeta,
     pub device: Device,
+    /// The folded CPU inference network, built by [`Model::for_inference`] on the `flex`
+    /// device ([`crate::fused`]); `None` elsewhere, where [`Model::run`] uses `net`.
+    fused: Option<FusedNet>,
 }
 
 impl Model {
@@ -105,11 +109,7 @@ impl Model {
             parent: None,
             config_hash: String::new(),
         };
-        Ok(Model {
-            net: net.init(planes, device),
-            meta,
-            device: device.clone(),
-        })
+        Ok(Model::new(net.init(planes, device), meta, device.clone()))
     }
 
     /// Load a checkpoint directory (or its `weights.bpk`).
@@ -137,11 +137,7 @@ impl Model {
                 path: weights.display().to_string(),
                 msg: e.to_string(),
             })?;
-        Ok(Model {
-            net,
-            meta,
-            device: device.clone(),
-        })
+        Ok(Model::new(net, meta, device.clone()))
     }
 
     /// Write the checkpoint atomically to `dir` (which must not exist yet, or is replaced).
@@ -156,14 +152,35 @@ impl Model {
         })
     }
 
-    /// The same network moved to inference mode (batch norm with running statistics).
+    /// A model of `net` (training or inference mode, as given).
+    pub fn new(net: PolicyValueNet, meta: ModelMeta, device: Device) -> Model {
+        Model {
+            net,
+            meta,
+            device,
+            fused: None,
+        }
+    }
+
+    /// The same network moved to inference mode (batch norm with running statistics); on the
+    /// CPU (`flex`) device with its batch norm folded into a faster layout ([`crate::fused`]).
     pub fn for_inference(&self) -> Model {
         let device = self.device.clone().inner();
+        let net = self.net.valid().to_device(&device);
+        let fused = (device == Device::flex()).then(|| FusedNet::fold(&net));
         Model {
-            net: self.net.valid().to_device(&device),
+            net,
             meta: self.meta.clone(),
             device,
+            fused,
         }
+    }
+
+    /// The same model without the folded network, so [`Model::run`] uses burn's own layers
+    /// (for comparisons and tests).
+    pub fn unfused(mut self) -> Model {
+        self.fused = None;
+        self
     }
 
     /// Run the network on `batch` encoded positions of one board.
@@ -181,22 +198,28 @@ impl Model {
     ) -> (Vec<f32>, Vec<f32>) {
         let planes = self.meta.planes;
         debug_assert_eq!(inputs.len(), batch * planes * height * width);
-        let x = Tensor::<4>::from_data(
-            TensorData::new(inputs, [batch, planes, height, width]),
-            &self.device,
-        );
-        let m = Tensor::<4>::from_data(
-            TensorData::new(mask.to_vec(), [1, 1, height, width]),
-            &self.device,
-        )
-        .repeat_dim(0, batch);
-        let out = self.net.forward(x, m);
-        let policy = out
-            .policy
-            .into_data()
-            .try_into_vec::<f32>()
-            .expect("f32 policy");
-        let value = burn::tensor::activation::softmax(out.value, 1)
+        let (policy, value) = match &self.fused {
+            Some(fused) => fused.run(&inputs, mask, batch, height, width, &self.device),
+            None => {
+                let x = Tensor::<4>::from_data(
+                    TensorData::new(inputs, [batch, planes, height, width]),
+                    &self.device,
+                );
+                let m = Tensor::<4>::from_data(
+                    TensorData::new(mask.to_vec(), [1, 1, height, width]),
+                    &self.device,
+                )
+                .repeat_dim(0, batch);
+                let out = self.net.forward(x, m);
+                let policy = out
+                    .policy
+                    .into_data()
+                    .try_into_vec::<f32>()
+                    .expect("f32 policy");
+                (policy, out.value)
+            }
+        };
+        let value = burn::tensor::activation::softmax(value, 1)
             .into_data()
             .try_into_vec::<f32>()
             .expect("f32 value");

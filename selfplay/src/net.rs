@@ -103,8 +103,8 @@ impl NetConfig {
 /// A convolution followed by batch norm.
 #[derive(Module, Debug)]
 pub struct ConvBn {
-    conv: Conv2d,
-    norm: BatchNorm,
+    pub(crate) conv: Conv2d,
+    pub(crate) norm: BatchNorm,
 }
 
 impl ConvBn {
@@ -129,9 +129,9 @@ impl ConvBn {
 /// them (KataGo's global pooling), which lets the tower see the whole board.
 #[derive(Module, Debug)]
 pub struct ResBlock {
-    first: ConvBn,
-    second: ConvBn,
-    pool: Option<Linear>,
+    pub(crate) first: ConvBn,
+    pub(crate) second: ConvBn,
+    pub(crate) pool: Option<Linear>,
 }
 
 impl ResBlock {
@@ -192,15 +192,15 @@ pub struct NetOutput {
 /// The policy-value network (see the module documentation).
 #[derive(Module, Debug)]
 pub struct PolicyValueNet {
-    stem: ConvBn,
-    blocks: Vec<ResBlock>,
-    policy_conv: ConvBn,
-    policy_cells: Conv2d,
-    policy_global: Linear,
-    value_conv: ConvBn,
-    value_hidden: Linear,
-    value_out: Linear,
-    ownership: Conv2d,
+    pub(crate) stem: ConvBn,
+    pub(crate) blocks: Vec<ResBlock>,
+    pub(crate) policy_conv: ConvBn,
+    pub(crate) policy_cells: Conv2d,
+    pub(crate) policy_global: Linear,
+    pub(crate) value_conv: ConvBn,
+    pub(crate) value_hidden: Linear,
+    pub(crate) value_out: Linear,
+    pub(crate) ownership: Conv2d,
 }
 
 impl PolicyValueNet {

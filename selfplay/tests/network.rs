@@ -241,3 +241,58 @@ fn bad_checkpoints_are_refused_with_the_file_named() {
     assert!(e.contains("meta.json"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Moves every weight, bias and batch-norm statistic away from its initial value (variances
+/// stay at least 0.3), so folding the batch norm into the convolutions is really exercised.
+struct Perturb;
+
+impl burn::module::ModuleMapper for Perturb {
+    fn map_float<const D: usize>(
+        &mut self,
+        param: burn::module::Param<Tensor<D>>,
+    ) -> burn::module::Param<Tensor<D>> {
+        use burn::tensor::Distribution;
+        param.map(|t| {
+            let (shape, device) = (t.shape(), t.device());
+            t * Tensor::random(shape.clone(), Distribution::Uniform(0.5, 1.5), &device)
+                + Tensor::random(shape, Distribution::Uniform(-0.2, 0.2), &device)
+        })
+    }
+}
+
+#[test]
+fn fused_cpu_network_matches_the_reference_layers() {
+    use burn::module::Module;
+    let device = Device::flex();
+    let mut configs = games();
+    configs
+        .push(serde_json::from_str(r#"{"game":"square_lifeline","options":{"size":6}}"#).unwrap());
+    configs.push(serde_json::from_str(r#"{"game":"leblin","options":{"size":5}}"#).unwrap());
+    for (i, cfg) in configs.iter().enumerate() {
+        let mut model = Model::random(cfg, &small_net(), &device, 10 + i as u64).unwrap();
+        model.net = model.net.map(&mut Perturb);
+        let fused = model.for_inference();
+        let reference = model.for_inference().unfused();
+        let ps = positions(cfg, 5);
+        let (inputs, mask, h, w) = encode_batch(&ps);
+        let (p1, v1) = fused.run(inputs.clone(), &mask, ps.len(), h, w);
+        let (p2, v2) = reference.run(inputs, &mask, ps.len(), h, w);
+        assert_eq!(p1.len(), p2.len());
+        let spread = p2.iter().fold(0f32, |m, x| m.max(x.abs()));
+        assert!(spread > 0.01, "{}: logits are not all zero", cfg.label());
+        for (k, (a, b)) in p1.iter().zip(&p2).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * (1.0 + spread),
+                "{}: policy entry {k}: fused {a}, reference {b}",
+                cfg.label()
+            );
+        }
+        for (a, b) in v1.iter().zip(&v2) {
+            assert!(
+                (a - b).abs() < 1e-4,
+                "{}: value fused {a}, reference {b}",
+                cfg.label()
+            );
+        }
+    }
+}

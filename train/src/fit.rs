@@ -281,11 +281,7 @@ impl Trainer {
         meta.step = self.state.step;
         meta.samples = self.state.samples_seen;
         let device = self.device.clone().inner();
-        Model {
-            net: self.net.valid(),
-            meta,
-            device,
-        }
+        Model::new(self.net.valid(), meta, device)
     }
 
     /// Write a training checkpoint to `dir` atomically (weights, metadata, optimizer, state).
