@@ -37,7 +37,7 @@ pub fn group_reaches_friend(board: &Board, seed: CellSet, stones: CellSet, empty
 /// Whether `group` (a whole group of `stones`) reaches another group of `stones` through
 /// `empty` cells.
 #[inline]
-fn reaches_friend(board: &Board, group: CellSet, stones: CellSet, empty: CellSet) -> bool {
+pub fn reaches_friend(board: &Board, group: CellSet, stones: CellSet, empty: CellSet) -> bool {
     let start = board.dilate(&group) & empty;
     // Most living groups have a friend two steps away: skip the flood for them.
     if !((board.dilate(&start) & stones) - group).is_empty() {
@@ -61,6 +61,46 @@ pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: Ce
         }
     }
     dead
+}
+
+/// The stones of `stones` whose group may have died when the empty cell `x` of the empty region
+/// `region` was filled, in a position where every group was alive before (the caller then runs
+/// [`dead_among`] on them). `border` is `board.dilate(&region)`; `empty` is the empty cells with
+/// `x` filled; `stones` holds `x` when it is the filler's colour. `one_piece` tells that the rest
+/// of the region is known to stay connected (it saves a flood).
+///
+/// Life depends only on the regions a group touches, and only `region` changed: it became the
+/// pieces of `region - x`. Groups that do not touch it keep their status. A piece touched by two
+/// or more groups keeps every group touching it alive, so only the groups that are alone in
+/// every piece they touch, or that touched the region only at `x`, are suspects.
+#[inline]
+pub fn fill_suspects(
+    board: &Board,
+    x: usize,
+    region: CellSet,
+    border: &CellSet,
+    stones: CellSet,
+    empty: CellSet,
+    one_piece: bool,
+) -> CellSet {
+    let mut suspects = *border & stones;
+    let mut todo = *board.adjacent(x as u16) & empty;
+    while let Some(o) = todo.first() {
+        let piece = if one_piece { region - CellSet::single(x) } else { board.flood(&CellSet::single(o), &empty) };
+        todo -= piece;
+        let touch = board.dilate(&piece) & stones;
+        // Start from the filler's own stone when it is in `stones`: its group touches every
+        // piece, so it is the one to rule out first.
+        let seed = if touch.contains(x) { Some(x) } else { touch.first() };
+        if let Some(s) = seed {
+            let alone = s == x && !board.adjacent(x as u16).intersects(&stones);
+            let group = if alone { CellSet::single(x) } else { board.flood(&CellSet::single(s), &stones) };
+            if !(touch - group).is_empty() {
+                suspects -= touch | group;
+            }
+        }
+    }
+    suspects
 }
 
 /// Groups of `stones` as separate sets (for tests and tools; allocates).

@@ -28,7 +28,7 @@ use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
-use crate::groups::{count_groups, dead_among, dead_groups, in_territory_of, owned_territory};
+use crate::groups::{count_groups, dead_among, dead_groups, fill_suspects, in_territory_of, owned_territory};
 use crate::zobrist;
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -426,12 +426,18 @@ impl SquareLifeline {
     fn resolve_in_region(&self, x: Cell, region: CellSet) -> (CellSet, CellSet, CellSet, bool) {
         let b = &*self.board;
         let me = self.to_move.index();
-        let (own, enemy) = (self.stones[me] | CellSet::single(x as usize), self.stones[1 - me]);
-        let empty = self.empty() - CellSet::single(x as usize);
+        let xs = CellSet::single(x as usize);
+        let (own, enemy) = (self.stones[me] | xs, self.stones[1 - me]);
+        let empty = self.empty();
+        let empty2 = empty - xs;
         // Only groups touching the region can lose a path (paths run inside one region).
         let border = b.dilate(&region);
-        let dead_enemy = dead_among(b, border & enemy, enemy, empty);
-        let dead_own = dead_among(b, (border & own) | CellSet::single(x as usize), own, empty | dead_enemy);
+        let one_piece = ring_simple(b, x, &empty);
+        let suspects = fill_suspects(b, x as usize, region, &border, enemy, empty2, one_piece);
+        let dead_enemy = dead_among(b, suspects, enemy, empty2);
+        // Captures only add empty points, so the pieces judged without them still hold.
+        let suspects = fill_suspects(b, x as usize, region, &border, own, empty2, one_piece);
+        let dead_own = dead_among(b, suspects, own, empty2 | dead_enemy);
         (own, enemy - dead_enemy, dead_enemy, !dead_own.is_empty())
     }
 
@@ -446,34 +452,15 @@ impl SquareLifeline {
     #[inline]
     fn single_legal_near_own(&self, x: Cell, region: CellSet, border: &CellSet, empty: &CellSet) -> bool {
         let b = &*self.board;
-        let me = self.to_move.index();
-        let (own, enemy) = (self.stones[me], self.stones[1 - me]);
         let xs = CellSet::single(x as usize);
-        let adj = b.adjacent(x);
-        let open = *adj & *empty;
-        if !open.is_empty() {
-            let empty2 = *empty - xs;
-            // When the region stays in one piece without x, every group touching it at another
-            // cell keeps touching it; enemy groups that touched it only at x (and the enemy
-            // groups relying on them) are the only enemy groups that can die, and among
-            // friendly groups only the new stone's group can die: every other friendly group
-            // touching the region reaches the new stone's group through it.
-            let whole = ring_simple(b, x, empty) || {
-                let f = b.flood(&CellSet::single(open.first().unwrap()), &empty2);
-                (open - f).is_empty()
-            };
-            if whole {
-                // Enemy stones next to x with no other empty neighbour in the region.
-                let mut lost = CellSet::EMPTY;
-                for s in (*adj & enemy).iter() {
-                    if (*b.adjacent(s as Cell) & (region - xs)).is_empty() {
-                        lost.insert(s);
-                    }
-                }
-                if lost.is_empty() || dead_among(b, lost | (*border & enemy), enemy, empty2).is_empty() {
-                    return dead_among(b, xs, own | xs, empty2).is_empty();
-                }
-            }
+        let own = self.stones[self.to_move.index()] | xs;
+        let empty2 = *empty - xs;
+        // Captures only add empty points, so a placement whose friendly groups all live
+        // without them is legal; only the others need the captures worked out.
+        let one_piece = ring_simple(b, x, empty);
+        let suspects = fill_suspects(b, x as usize, region, border, own, empty2, one_piece);
+        if dead_among(b, suspects, own, empty2).is_empty() {
+            return true;
         }
         self.single_legal_full(x, region, false)
     }
@@ -517,6 +504,16 @@ impl SquareLifeline {
         legal
     }
 
+    /// Whether a double placement from `start` is legal as soon as its two stones keep each
+    /// other alive: the mover had no stone at the start of the turn (so no other friendly group
+    /// can die, and captures only add empty points) and the incursion rules cannot forbid it.
+    /// Two stones that are not adjacent and share an empty region reach each other (a shortest
+    /// path between them inside the region avoids both).
+    #[inline]
+    fn double_shortcut(&self, start: [CellSet; 2]) -> bool {
+        start[self.to_move.index()].is_empty() && !self.forbidden() && !self.last_minimal
+    }
+
     /// Whether `a` can be the first stone of a legal double placement.
     fn starts_double(&self, a: Cell) -> bool {
         let b = &*self.board;
@@ -524,6 +521,9 @@ impl SquareLifeline {
         let rest = self.empty() - CellSet::single(a as usize);
         // Likely completions first: far from `a`, reachable through empty points.
         let reach = b.flood(&(*b.adjacent(a) & rest), &rest) - *b.adjacent(a);
+        if self.double_shortcut(start) && !reach.is_empty() {
+            return true;
+        }
         for c in [reach.last(), reach.first()].into_iter().flatten() {
             if self.play_turn(start, &[a, c as Cell]).is_some() {
                 return true;
@@ -557,8 +557,16 @@ impl SquareLifeline {
                     }
                 }
                 Some(p) => {
+                    let b = &*self.board;
+                    let lives = if self.double_shortcut(self.turn_start) {
+                        b.flood(&(*b.adjacent(p) & empty), &empty) - *b.adjacent(p)
+                    } else {
+                        CellSet::EMPTY
+                    };
                     for x in empty.iter() {
-                        if self.play_turn(self.turn_start, &[p, x as Cell]).is_some() && f(Action::Cell(x as Cell)) {
+                        let legal = lives.contains(x) || self.play_turn(self.turn_start, &[p, x as Cell]).is_some();
+                        debug_assert_eq!(legal, self.play_turn(self.turn_start, &[p, x as Cell]).is_some());
+                        if legal && f(Action::Cell(x as Cell)) {
                             return true;
                         }
                     }
@@ -659,26 +667,43 @@ impl SquareLifeline {
 /// N, NE, E, SE, S, SW, W, NW (consecutive ring points are orthogonal neighbours).
 #[inline]
 fn ring_simple(b: &Board, x: Cell, empty: &CellSet) -> bool {
-    const RING: [(i32, i32); 8] = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
-    let (q, r) = b.coords(x);
-    let mut e = [false; 8];
-    for (i, (dq, dr)) in RING.iter().enumerate() {
-        e[i] = b.cell_at(q + dq, r + dr).is_some_and(|c| empty.contains(c as usize));
-    }
-    if e.iter().all(|&v| v) {
-        return true;
-    }
-    let mut runs = 0;
-    for i in 0..8 {
-        if e[i] && !e[(i + 7) % 8] {
-            // A run made of one diagonal point holds no neighbour of x.
-            if i % 2 == 1 && !e[(i + 1) % 8] {
-                continue;
-            }
-            runs += 1;
+    // Ring points as padded-position offsets: the padding column is never empty, so a step off
+    // the left or right edge lands on a point that is not empty, as one off the board would.
+    let s = b.width() as i32 + 1;
+    let offsets = [s, s + 1, 1, 1 - s, -s, -s - 1, -1, s - 1];
+    let mut mask = 0usize;
+    for (i, off) in offsets.into_iter().enumerate() {
+        let p = x as i32 + off;
+        if p >= 0 && (p as usize) < CellSet::CAPACITY && empty.contains(p as usize) {
+            mask |= 1 << i;
         }
     }
-    runs <= 1
+    RING_SIMPLE[mask]
+}
+
+/// [`ring_simple`] for every pattern of empty ring points (bit i: ring point i is empty).
+static RING_SIMPLE: [bool; 256] = ring_simple_table();
+
+const fn ring_simple_table() -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut runs = 0;
+        let mut i = 0;
+        while i < 8 {
+            let (here, before, after) = (m >> i & 1 == 1, m >> ((i + 7) % 8) & 1 == 1, m >> ((i + 1) % 8) & 1 == 1);
+            if here && !before {
+                // A run made of one diagonal point holds no neighbour of x.
+                if !(i % 2 == 1 && !after) {
+                    runs += 1;
+                }
+            }
+            i += 1;
+        }
+        table[m] = m == 255 || runs <= 1;
+        m += 1;
+    }
+    table
 }
 
 impl Game for SquareLifeline {
