@@ -4,7 +4,7 @@ use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
-use crate::groups::{dead_among, dead_groups, group_reaches_friend};
+use crate::groups::{dead_among, dead_groups, fill_suspects, reaches_friend};
 use crate::zobrist;
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -324,6 +324,18 @@ impl Lifeline {
                     return (own - dead_own, enemy);
                 }
             }
+            // The stone splits its region (or fills it): only groups that are alone in every
+            // piece they touch can die, so the others need no flood of their own.
+            let region = b.flood(&placed, &empty_before);
+            let border = b.dilate(&region);
+            let pieces = empty;
+            let suspects = fill_suspects(b, x, region, &border, enemy, pieces, false);
+            let dead_enemy = dead_among(b, suspects, enemy, empty);
+            empty |= dead_enemy;
+            // Captures only add empty cells, so the pieces judged without them still hold.
+            let suspects = fill_suspects(b, x, region, &border, own, pieces, false);
+            let dead_own = dead_among(b, suspects, own, empty);
+            return (own - dead_own, enemy - dead_enemy);
         }
         let filled = b.flood(&placed, &empty_before);
         let border = b.dilate(&filled);
@@ -355,10 +367,14 @@ impl Lifeline {
             }
             // Only the fragile groups can die, and a stone there kills one exactly when it cuts
             // its last connection.
-            for y in region.iter() {
-                let filled = empty - CellSet::single(y);
-                if !dead_among(b, fragile, enemy, filled).is_empty() {
-                    legal.insert(y);
+            let mut todo = fragile;
+            while let Some(s) = todo.first() {
+                let group = b.flood(&CellSet::single(s), &enemy);
+                todo -= group;
+                for y in (region - legal).iter() {
+                    if !reaches_friend(b, group, enemy, empty - CellSet::single(y)) {
+                        legal.insert(y);
+                    }
                 }
             }
         }
@@ -385,9 +401,15 @@ impl Lifeline {
         // A new stone whose group holds an old stone changes the board whether it lives or
         // dies; a new stone whose group reaches another friendly group survives (enemy removal
         // only adds empty cells). Either way the board changes.
+        let mut seen = CellSet::EMPTY;
         for p in placed.iter() {
+            if seen.contains(p) {
+                continue;
+            }
             let group = b.flood(&CellSet::single(p), &own);
-            if group.intersects(&start_own) || group_reaches_friend(b, group, own, empty) {
+            seen |= group;
+            // With no other friendly stone there is no friend to reach (the first turns).
+            if group.intersects(&start_own) || (!(own - group).is_empty() && reaches_friend(b, group, own, empty)) {
                 return true;
             }
         }
@@ -405,7 +427,7 @@ impl Lifeline {
             let (colour_stones, seed) = if enemy.contains(s) { (enemy, s) } else { (own, s) };
             let group = b.flood(&CellSet::single(seed), &colour_stones);
             touched -= group;
-            if !group_reaches_friend(b, group, colour_stones, empty) {
+            if !reaches_friend(b, group, colour_stones, empty) {
                 return true;
             }
         }
