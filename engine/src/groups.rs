@@ -26,14 +26,6 @@ pub fn dead_groups(board: &Board, stones: CellSet, empty: CellSet) -> CellSet {
     stones - alive
 }
 
-/// Whether the group of `stones` containing `seed` reaches another group of `stones` through
-/// `empty` cells (that is, whether it is alive).
-#[inline]
-pub fn group_reaches_friend(board: &Board, seed: CellSet, stones: CellSet, empty: CellSet) -> bool {
-    let group = board.flood(&seed, &stones);
-    reaches_friend(board, group, stones, empty)
-}
-
 /// Whether `group` (a whole group of `stones`) reaches another group of `stones` through
 /// `empty` cells.
 #[inline]

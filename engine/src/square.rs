@@ -520,7 +520,7 @@ impl SquareLifeline {
         let start = self.stones;
         let rest = self.empty() - CellSet::single(a as usize);
         // Likely completions first: far from `a`, reachable through empty points.
-        let reach = b.flood(&(*b.adjacent(a) & rest), &rest) - *b.adjacent(a);
+        let reach = far_partners(b, a, rest);
         if self.double_shortcut(start) && !reach.is_empty() {
             return true;
         }
@@ -557,9 +557,8 @@ impl SquareLifeline {
                     }
                 }
                 Some(p) => {
-                    let b = &*self.board;
                     let lives = if self.double_shortcut(self.turn_start) {
-                        b.flood(&(*b.adjacent(p) & empty), &empty) - *b.adjacent(p)
+                        far_partners(&self.board, p, empty)
                     } else {
                         CellSet::EMPTY
                     };
@@ -660,6 +659,14 @@ impl SquareLifeline {
             self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
         }
     }
+}
+
+/// The points of `empty` (which does not hold `p`) that are not next to `p` but are reached
+/// from it through `empty`: the partners of a double placement at `p` that the
+/// [`SquareLifeline::double_shortcut`] accepts.
+#[inline]
+fn far_partners(b: &Board, p: Cell, empty: CellSet) -> CellSet {
+    b.flood(&(*b.adjacent(p) & empty), &empty) - *b.adjacent(p)
 }
 
 /// Whether the empty orthogonal neighbours of `x` stay connected to each other through the

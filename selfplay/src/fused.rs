@@ -100,9 +100,9 @@ impl BatchCells {
     fn new(mask: &[f32], batch: usize, height: usize, width: usize, device: &Device) -> Self {
         let grid: Vec<usize> = (0..height * width).filter(|&i| mask[i] != 0.0).collect();
         let cells = grid.len();
-        let mut compact = vec![usize::MAX; height * width];
+        let mut compact = vec![None; height * width];
         for (j, &g) in grid.iter().enumerate() {
-            compact[g] = j;
+            compact[g] = Some(j);
         }
         let zero_row = (batch * cells) as i64;
         let mut neighbours = Vec::with_capacity(batch * cells * 9);
@@ -115,15 +115,11 @@ impl BatchCells {
                         let inside =
                             (0..height as isize).contains(&ny) && (0..width as isize).contains(&nx);
                         let j = if inside {
-                            compact[(ny * width as isize + nx) as usize]
+                            compact[ny as usize * width + nx as usize]
                         } else {
-                            usize::MAX
+                            None
                         };
-                        neighbours.push(if j == usize::MAX {
-                            zero_row
-                        } else {
-                            (b * cells + j) as i64
-                        });
+                        neighbours.push(j.map_or(zero_row, |j| (b * cells + j) as i64));
                     }
                 }
             }
