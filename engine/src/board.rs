@@ -94,6 +94,8 @@ pub struct Board {
     dirs: Vec<Dir>,
     /// Padded-position offset of each direction.
     offsets: Vec<i32>,
+    /// Which shift pattern computes a neighbourhood (derived from `offsets`).
+    stencil: Stencil,
     /// `neighbour[cell * dirs + d]`, `NO_CELL` where the board ends.
     neighbour: Vec<Cell>,
     adjacent: Vec<CellSet>,
@@ -194,6 +196,7 @@ impl Board {
             words: (stride * height).div_ceil(64),
             cells,
             dirs: dirs.to_vec(),
+            stencil: Stencil::of(&offsets, stride as i32),
             offsets,
             neighbour: Vec::new(),
             adjacent: Vec::new(),
@@ -351,27 +354,16 @@ impl Board {
     #[inline]
     pub fn dilate(&self, set: &CellSet) -> CellSet {
         macro_rules! go {
-            ($n:literal) => {{
+            ($n:literal, $s:expr) => {{
                 let mut out = CellSet::EMPTY;
                 let w: &[u64; $n] = set.words()[..$n].try_into().unwrap();
                 let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
-                let r = dilate_words::<$n>(w, m, &self.offsets);
+                let r = and_words(&spread::<$n, { $s }>(w, self.stride as u32, &self.offsets), m);
                 out.words_mut()[..$n].copy_from_slice(&r);
                 out
             }};
         }
-        // Only the words the grid occupies are shifted: a side-5 hexhex board needs 2 of the 9.
-        match self.words {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            8 => go!(8),
-            _ => go!(9),
-        }
+        dispatch!(self.words, self.stencil, go)
     }
 
     /// Padded-position offset of each direction (in the order of [`Board::directions`]).
@@ -401,27 +393,19 @@ impl Board {
     #[inline]
     pub fn flood(&self, seed: &CellSet, within: &CellSet) -> CellSet {
         macro_rules! go {
-            ($n:literal) => {{
+            ($n:literal, $s:expr) => {{
                 let mut out = CellSet::EMPTY;
                 let s: &[u64; $n] = seed.words()[..$n].try_into().unwrap();
                 let w: &[u64; $n] = within.words()[..$n].try_into().unwrap();
                 let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
-                let r = flood_words::<$n>(s, w, m, &self.offsets);
+                // `within` off the board never joins the flood: mask it once, not every step.
+                let w = and_words(w, m);
+                let r = flood_words::<$n, { $s }>(s, &w, self.stride as u32, &self.offsets);
                 out.words_mut()[..$n].copy_from_slice(&r);
                 out
             }};
         }
-        match self.words {
-            1 => go!(1),
-            2 => go!(2),
-            3 => go!(3),
-            4 => go!(4),
-            5 => go!(5),
-            6 => go!(6),
-            7 => go!(7),
-            8 => go!(8),
-            _ => go!(9),
-        }
+        dispatch!(self.words, self.stencil, go)
     }
 
     /// The cell named by `name` in this board's notation (see [`crate::notation`]).
@@ -453,39 +437,139 @@ impl PartialEq for Board {
     }
 }
 
-#[inline(always)]
-fn dilate_words<const N: usize>(w: &[u64; N], mask: &[u64; N], offsets: &[i32]) -> [u64; N] {
-    let mut out = *w;
-    for &off in offsets {
-        if off > 0 {
-            let k = off as u32;
-            out[0] |= w[0] << k;
-            for i in 1..N {
-                out[i] |= (w[i] << k) | (w[i - 1] >> (64 - k));
-            }
+/// Calls `$go!(N, STENCIL)` with the grid's word count and stencil as constants, so that each
+/// combination gets straight-line shift code (a side-5 hexhex board needs 2 of the 9 words).
+macro_rules! dispatch {
+    ($words:expr, $stencil:expr, $go:ident) => {
+        match $stencil {
+            Stencil::Hex => dispatch!(@words $words, $go, HEX),
+            Stencil::Orthogonal => dispatch!(@words $words, $go, ORTHOGONAL),
+            Stencil::King => dispatch!(@words $words, $go, KING),
+            Stencil::General => dispatch!(@words $words, $go, GENERAL),
+        }
+    };
+    (@words $words:expr, $go:ident, $s:ident) => {
+        match $words {
+            1 => $go!(1, $s),
+            2 => $go!(2, $s),
+            3 => $go!(3, $s),
+            4 => $go!(4, $s),
+            5 => $go!(5, $s),
+            6 => $go!(6, $s),
+            7 => $go!(7, $s),
+            8 => $go!(8, $s),
+            _ => $go!(9, $s),
+        }
+    };
+}
+use dispatch;
+
+/// How the neighbours of a whole set are computed by word shifts. The padded column makes every
+/// direction a fixed shift of the padded position; for the usual direction sets, shifts are
+/// shared between directions (`(x | x << 1) << s` is `x << s | x << (s + 1)`, exactly, since
+/// shifts distribute over union and compose), which needs 4 shifts instead of 6 or 8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stencil {
+    /// Offsets ±1, ±s, ±(s+1): the six axial hex directions.
+    Hex,
+    /// Offsets ±1, ±s: the four orthogonal square directions.
+    Orthogonal,
+    /// Offsets ±1, ±(s-1), ±s, ±(s+1): the eight square directions.
+    King,
+    /// Any other direction set (a loaded board's): one shift per direction.
+    General,
+}
+
+const HEX: u8 = 0;
+const ORTHOGONAL: u8 = 1;
+const KING: u8 = 2;
+const GENERAL: u8 = 3;
+
+impl Stencil {
+    fn of(offsets: &[i32], stride: i32) -> Stencil {
+        let mut sorted = offsets.to_vec();
+        sorted.sort_unstable();
+        let s = stride;
+        if sorted == [-s - 1, -s, -1, 1, s, s + 1] {
+            Stencil::Hex
+        } else if sorted == [-s, -1, 1, s] {
+            Stencil::Orthogonal
+        } else if sorted == [-s - 1, -s, -s + 1, -1, 1, s - 1, s, s + 1] {
+            Stencil::King
         } else {
-            let k = (-off) as u32;
-            for i in 0..N - 1 {
-                out[i] |= (w[i] >> k) | (w[i + 1] << (64 - k));
-            }
-            out[N - 1] |= w[N - 1] >> k;
+            Stencil::General
         }
     }
-    for i in 0..N {
-        out[i] &= mask[i];
+}
+
+#[inline(always)]
+fn shl_words<const N: usize>(w: &[u64; N], k: u32) -> [u64; N] {
+    debug_assert!(k > 0 && k < 64);
+    let mut out = [0u64; N];
+    out[0] = w[0] << k;
+    for i in 1..N {
+        out[i] = (w[i] << k) | (w[i - 1] >> (64 - k));
     }
     out
 }
 
 #[inline(always)]
-fn flood_words<const N: usize>(seed: &[u64; N], within: &[u64; N], mask: &[u64; N], offsets: &[i32]) -> [u64; N] {
+fn shr_words<const N: usize>(w: &[u64; N], k: u32) -> [u64; N] {
+    debug_assert!(k > 0 && k < 64);
+    let mut out = [0u64; N];
+    for i in 0..N - 1 {
+        out[i] = (w[i] >> k) | (w[i + 1] << (64 - k));
+    }
+    out[N - 1] = w[N - 1] >> k;
+    out
+}
+
+#[inline(always)]
+fn or_words<const N: usize>(a: &[u64; N], b: &[u64; N]) -> [u64; N] {
+    std::array::from_fn(|i| a[i] | b[i])
+}
+
+#[inline(always)]
+fn and_words<const N: usize>(a: &[u64; N], b: &[u64; N]) -> [u64; N] {
+    std::array::from_fn(|i| a[i] & b[i])
+}
+
+/// `w` and every position one direction step from it, *not* restricted to the board (positions
+/// shifted into the padding column or past the grid must be masked by the caller).
+#[inline(always)]
+fn spread<const N: usize, const S: u8>(w: &[u64; N], stride: u32, offsets: &[i32]) -> [u64; N] {
+    let s = stride;
+    match S {
+        HEX => {
+            let up = or_words(w, &shl_words(w, 1));
+            let down = or_words(w, &shr_words(w, 1));
+            or_words(&or_words(&up, &down), &or_words(&shl_words(&up, s), &shr_words(&down, s)))
+        }
+        ORTHOGONAL => {
+            let row = or_words(&shl_words(w, 1), &shr_words(w, 1));
+            or_words(&or_words(w, &row), &or_words(&shl_words(w, s), &shr_words(w, s)))
+        }
+        KING => {
+            let row = or_words(w, &or_words(&shl_words(w, 1), &shr_words(w, 1)));
+            or_words(&row, &or_words(&shl_words(&row, s), &shr_words(&row, s)))
+        }
+        _ => {
+            let mut out = *w;
+            for &off in offsets {
+                let moved = if off > 0 { shl_words(w, off as u32) } else { shr_words(w, (-off) as u32) };
+                out = or_words(&out, &moved);
+            }
+            out
+        }
+    }
+}
+
+/// Everything in `within` (already restricted to the board) connected to `seed`, seed included.
+#[inline(always)]
+fn flood_words<const N: usize, const S: u8>(seed: &[u64; N], within: &[u64; N], stride: u32, offsets: &[i32]) -> [u64; N] {
     let mut cur = *seed;
     loop {
-        let d = dilate_words::<N>(&cur, mask, offsets);
-        let mut next = cur;
-        for i in 0..N {
-            next[i] |= d[i] & within[i];
-        }
+        let next = or_words(&cur, &and_words(&spread::<N, S>(&cur, stride, offsets), within));
         if next == cur {
             return cur;
         }
@@ -717,6 +801,58 @@ mod tests {
             for &c in b.cells() {
                 let d = b.neighbourhood(&CellSet::single(c as usize));
                 assert_eq!(d, *b.adjacent(c), "{b:?} cell {}", b.cell_name(c));
+            }
+        }
+    }
+
+    /// Every board this project builds: hexhex and square at every side, square with diagonals,
+    /// and every reference graph (Vigilance's perforated boards among them).
+    fn every_board() -> Vec<Board> {
+        let mut boards: Vec<Board> = (2..=12).map(|n| Board::hexhex(n).unwrap()).collect();
+        for n in 2..=19 {
+            boards.push(Board::square(n).unwrap());
+            boards.push(Board::square_with(n, true).unwrap());
+        }
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/graphs");
+        for e in std::fs::read_dir(&dir).expect("reference/graphs is part of the repository") {
+            boards.push(LoadedBoard::from_file(&e.unwrap().path()).unwrap().board);
+        }
+        boards
+    }
+
+    #[test]
+    fn shared_shift_stencils_match_the_adjacency_lists() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for b in every_board() {
+            // The fast stencils are the ones the generated boards use.
+            let expected = match (b.kind(), b.directions().len()) {
+                (BoardKind::Hexhex { .. }, _) => Some(Stencil::Hex),
+                (BoardKind::Square { .. }, 4) => Some(Stencil::Orthogonal),
+                (BoardKind::Square { .. }, 8) => Some(Stencil::King),
+                _ => None,
+            };
+            if let Some(s) = expected {
+                assert_eq!(b.stencil, s, "{b:?}");
+            }
+            for density in [0.1, 0.3, 0.6] {
+                let set: CellSet = b.cells().iter().filter(|_| rng.gen_bool(density)).map(|&c| c as usize).collect();
+                let within: CellSet = b.cells().iter().filter(|_| rng.gen_bool(0.6)).map(|&c| c as usize).collect();
+                let by_lists = set.iter().fold(set, |acc, c| acc | *b.adjacent(c as Cell));
+                assert_eq!(b.dilate(&set), by_lists, "dilate on {b:?}");
+                // Flood by breadth-first search over the adjacency lists.
+                let seed = set & within;
+                let mut reached = seed;
+                let mut queue: VecDeque<usize> = seed.iter().collect();
+                while let Some(c) = queue.pop_front() {
+                    for n in (*b.adjacent(c as Cell) & within).iter() {
+                        if !reached.contains(n) {
+                            reached.insert(n);
+                            queue.push_back(n);
+                        }
+                    }
+                }
+                assert_eq!(b.flood(&seed, &within), reached, "flood on {b:?}");
             }
         }
     }

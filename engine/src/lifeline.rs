@@ -361,7 +361,14 @@ impl Lifeline {
             // Enemy groups that stay connected even with the whole region filled cannot die.
             let region = b.flood(&CellSet::single(x), &empty);
             rest -= region;
-            let fragile = dead_among(b, b.dilate(&region) & enemy, enemy, empty - region);
+            // A region that touches at most one enemy group joins no two groups: every group
+            // lives at the start of the turn, so none of them depends on it.
+            let touch = b.dilate(&region) & enemy;
+            let Some(t) = touch.first() else { continue };
+            if (touch - b.flood(&CellSet::single(t), &enemy)).is_empty() {
+                continue;
+            }
+            let fragile = dead_among(b, touch, enemy, empty - region);
             if fragile.is_empty() {
                 continue;
             }
@@ -371,7 +378,16 @@ impl Lifeline {
             while let Some(s) = todo.first() {
                 let group = b.flood(&CellSet::single(s), &enemy);
                 todo -= group;
-                for y in (region - legal).iter() {
+                // Cells of the region next to both this group and another enemy group link them
+                // directly: with two such cells one stone cuts neither link, with one only a
+                // stone on it can.
+                let links = b.dilate(&group) & b.dilate(&(enemy - group)) & region;
+                let candidates = match links.len() {
+                    0 => region - legal,
+                    1 => links - legal,
+                    _ => CellSet::EMPTY,
+                };
+                for y in candidates.iter() {
                     if !reaches_friend(b, group, enemy, empty - CellSet::single(y)) {
                         legal.insert(y);
                     }
@@ -477,6 +493,30 @@ impl Lifeline {
         rest.iter().any(|c| self.turn_changes_board(start_own, placed_a | CellSet::single(c)))
     }
 
+    /// First stones of a double placement that [`Lifeline::starts_double`] accepts by its two
+    /// quick rules, found for every cell at once: a cell next to an old friendly stone, and a
+    /// cell `a` with an empty neighbour `m` that has an empty neighbour two steps from `a` (the
+    /// pair then keeps each other alive). On a hex board the neighbours of `m = a + d` two steps
+    /// from `a` are `a + d + d`, `a + d + d⁺` and `a + d + d⁻`, with `d⁺`, `d⁻` the directions
+    /// next to `d` in cyclic order, so the whole set is a few shifts of the empty cells.
+    fn sure_double_starts(&self, start_own: CellSet, empty: &CellSet) -> CellSet {
+        if !self.removal_applies() {
+            return CellSet::EMPTY;
+        }
+        let b = &*self.board;
+        let on = *b.on_board();
+        // `pull[d]`: the cells whose neighbour in direction d is empty. A single step never
+        // wraps into another row (the padded column), so masking with the board is exact.
+        let off = b.offsets();
+        let pull: [CellSet; 6] = std::array::from_fn(|d| Board::shift(empty, -off[d]) & on);
+        let mut sure = b.dilate(&start_own) & *empty;
+        for d in 0..6 {
+            let m = *empty & (pull[d] | pull[(d + 1) % 6] | pull[(d + 5) % 6]);
+            sure |= Board::shift(&m, -off[d]) & *empty;
+        }
+        sure
+    }
+
     fn start_own(&self) -> CellSet {
         let own = self.stones[self.to_move.index()];
         match self.pending {
@@ -499,8 +539,11 @@ impl Lifeline {
         let empty = self.empty();
         let start_own = self.start_own();
         if self.is_double_turn() && self.pending.is_none() {
+            let sure = self.sure_double_starts(start_own, &empty);
             for a in empty.iter() {
-                if self.starts_double(a as Cell, start_own, &empty) && f(Action::Cell(a as Cell)) {
+                debug_assert!(!sure.contains(a) || self.starts_double(a as Cell, start_own, &empty));
+                let legal = sure.contains(a) || self.starts_double(a as Cell, start_own, &empty);
+                if legal && f(Action::Cell(a as Cell)) {
                     return true;
                 }
             }
@@ -543,7 +586,9 @@ impl Lifeline {
         if self.pending.is_none() && !self.is_double_turn() {
             let own = self.stones[self.to_move.index()];
             let empty = self.empty();
-            if !(self.board.dilate(&(self.board.dilate(&own) & empty)) & empty).is_empty() {
+            // A cell next to an empty cell next to a friendly stone exists exactly when an empty
+            // cell next to a friendly stone does (that cell itself, its stone being next to one).
+            if self.board.dilate(&own).intersects(&empty) {
                 return true;
             }
         }
@@ -568,6 +613,9 @@ impl Lifeline {
     }
 
     fn set_stones(&mut self, colour: usize, new: CellSet) {
+        if self.stones[colour] == new {
+            return;
+        }
         let changed = self.stones[colour] ^ new;
         for c in changed.iter() {
             self.stones_hash ^= zobrist::STONE[colour][c];
