@@ -13,7 +13,7 @@ use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, Not, Sub, SubAs
 pub const WORDS: usize = 9;
 
 /// A set of cells, indexed by padded grid position.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Eq, Hash, Default)]
 pub struct CellSet {
     words: [u64; WORDS],
 }
@@ -62,7 +62,7 @@ impl CellSet {
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        self.words.iter().fold(0, |acc, &w| acc | w) == 0
     }
 
     #[inline]
@@ -72,7 +72,7 @@ impl CellSet {
 
     #[inline]
     pub fn intersects(&self, other: &CellSet) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+        self.words.iter().zip(&other.words).fold(0, |acc, (a, b)| acc | (a & b)) != 0
     }
 
     /// Lowest position in the set.
@@ -249,6 +249,14 @@ impl Not for CellSet {
             *w = !*w;
         }
         out
+    }
+}
+
+impl PartialEq for CellSet {
+    /// Branch-free over the words (the derived comparison calls `memcmp`).
+    #[inline]
+    fn eq(&self, other: &CellSet) -> bool {
+        self.words.iter().zip(&other.words).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0
     }
 }
 

@@ -408,6 +408,26 @@ impl Board {
         dispatch!(self.words, self.stencil, go)
     }
 
+    /// [`Board::flood`] and the [`Board::dilate`] of its result, which the flood's last step
+    /// has already computed (most callers look at what a group or region touches next).
+    #[inline]
+    pub fn flood_and_dilate(&self, seed: &CellSet, within: &CellSet) -> (CellSet, CellSet) {
+        macro_rules! go {
+            ($n:literal, $s:expr) => {{
+                let (mut out, mut border) = (CellSet::EMPTY, CellSet::EMPTY);
+                let s: &[u64; $n] = seed.words()[..$n].try_into().unwrap();
+                let w: &[u64; $n] = within.words()[..$n].try_into().unwrap();
+                let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
+                let w = and_words(w, m);
+                let (r, d) = flood_spread_words::<$n, { $s }>(s, &w, self.stride as u32, &self.offsets);
+                out.words_mut()[..$n].copy_from_slice(&r);
+                border.words_mut()[..$n].copy_from_slice(&and_words(&d, m));
+                (out, border)
+            }};
+        }
+        dispatch!(self.words, self.stencil, go)
+    }
+
     /// The cell named by `name` in this board's notation (see [`crate::notation`]).
     pub fn parse_cell(&self, name: &str) -> Option<Cell> {
         let (col, row) = crate::notation::parse_coords(name)?;
@@ -567,11 +587,24 @@ fn spread<const N: usize, const S: u8>(w: &[u64; N], stride: u32, offsets: &[i32
 /// Everything in `within` (already restricted to the board) connected to `seed`, seed included.
 #[inline(always)]
 fn flood_words<const N: usize, const S: u8>(seed: &[u64; N], within: &[u64; N], stride: u32, offsets: &[i32]) -> [u64; N] {
+    flood_spread_words::<N, S>(seed, within, stride, offsets).0
+}
+
+/// [`flood_words`] and the [`spread`] of its result (not restricted to the board).
+#[inline(always)]
+fn flood_spread_words<const N: usize, const S: u8>(
+    seed: &[u64; N],
+    within: &[u64; N],
+    stride: u32,
+    offsets: &[i32],
+) -> ([u64; N], [u64; N]) {
     let mut cur = *seed;
     loop {
-        let next = or_words(&cur, &and_words(&spread::<N, S>(&cur, stride, offsets), within));
-        if next == cur {
-            return cur;
+        let spread = spread::<N, S>(&cur, stride, offsets);
+        let next = or_words(&cur, &and_words(&spread, within));
+        // Branch once per step on whether any word grew, not once per word.
+        if (0..N).fold(0, |acc, i| acc | (next[i] ^ cur[i])) == 0 {
+            return (cur, spread);
         }
         cur = next;
     }

@@ -30,7 +30,13 @@ pub fn dead_groups(board: &Board, stones: CellSet, empty: CellSet) -> CellSet {
 /// `empty` cells.
 #[inline]
 pub fn reaches_friend(board: &Board, group: CellSet, stones: CellSet, empty: CellSet) -> bool {
-    let start = board.dilate(&group) & empty;
+    reaches_friend_from(board, group, board.dilate(&group), stones, empty)
+}
+
+/// [`reaches_friend`] given the group's [`Board::dilate`] `around`.
+#[inline]
+pub fn reaches_friend_from(board: &Board, group: CellSet, around: CellSet, stones: CellSet, empty: CellSet) -> bool {
+    let start = around & empty;
     // Most living groups have a friend two steps away: skip the flood for them.
     if !((board.dilate(&start) & stones) - group).is_empty() {
         return true;
@@ -46,9 +52,9 @@ pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: Ce
     let mut dead = CellSet::EMPTY;
     let mut todo = candidates & stones;
     while let Some(s) = todo.first() {
-        let group = board.flood(&CellSet::single(s), &stones);
+        let (group, around) = board.flood_and_dilate(&CellSet::single(s), &stones);
         todo -= group;
-        if !reaches_friend(board, group, stones, empty) {
+        if !reaches_friend_from(board, group, around, stones, empty) {
             dead |= group;
         }
     }
@@ -78,9 +84,14 @@ pub fn fill_suspects(
     let mut suspects = *border & stones;
     let mut todo = *board.adjacent(x as u16) & empty;
     while let Some(o) = todo.first() {
-        let piece = if one_piece { region - CellSet::single(x) } else { board.flood(&CellSet::single(o), &empty) };
+        let (piece, around) = if one_piece {
+            let piece = region - CellSet::single(x);
+            (piece, board.dilate(&piece))
+        } else {
+            board.flood_and_dilate(&CellSet::single(o), &empty)
+        };
         todo -= piece;
-        let touch = board.dilate(&piece) & stones;
+        let touch = around & stones;
         // Start from the filler's own stone when it is in `stones`: its group touches every
         // piece, so it is the one to rule out first.
         let seed = if touch.contains(x) { Some(x) } else { touch.first() };

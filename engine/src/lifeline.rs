@@ -305,18 +305,18 @@ impl Lifeline {
                 }
             }
             if let Some(e) = open.first() {
-                let rest = b.flood(&CellSet::single(e), &empty);
+                let (rest, around_rest) = b.flood_and_dilate(&CellSet::single(e), &empty);
                 if (open - rest).is_empty() {
                     // The region around x stays in one piece. Enemy groups keep their mutual
                     // connections through it unless one of them touched it only at x; the new
                     // stone's group either lives, and then every friendly group touching the
                     // region reaches it, or it is the only friendly group touching the region,
                     // and then no other friendly group depended on the region.
-                    let lost = (*b.adjacent(x as Cell) & enemy) - b.dilate(&rest);
+                    let lost = (*b.adjacent(x as Cell) & enemy) - around_rest;
                     let dead_enemy = if lost.is_empty() {
                         CellSet::EMPTY
                     } else {
-                        dead_among(b, lost | (b.dilate(&rest) & enemy), enemy, empty)
+                        dead_among(b, lost | (around_rest & enemy), enemy, empty)
                     };
                     let enemy = enemy - dead_enemy;
                     empty |= dead_enemy;
@@ -326,8 +326,7 @@ impl Lifeline {
             }
             // The stone splits its region (or fills it): only groups that are alone in every
             // piece they touch can die, so the others need no flood of their own.
-            let region = b.flood(&placed, &empty_before);
-            let border = b.dilate(&region);
+            let (region, border) = b.flood_and_dilate(&placed, &empty_before);
             let pieces = empty;
             let suspects = fill_suspects(b, x, region, &border, enemy, pieces, false);
             let dead_enemy = dead_among(b, suspects, enemy, empty);
@@ -337,8 +336,7 @@ impl Lifeline {
             let dead_own = dead_among(b, suspects, own, empty);
             return (own - dead_own, enemy - dead_enemy);
         }
-        let filled = b.flood(&placed, &empty_before);
-        let border = b.dilate(&filled);
+        let (_, border) = b.flood_and_dilate(&placed, &empty_before);
         let dead_enemy = dead_among(b, border & enemy, enemy, empty);
         let enemy = enemy - dead_enemy;
         empty |= dead_enemy;
@@ -359,11 +357,11 @@ impl Lifeline {
             // A region no friendly stone touches: the new stone dies alone and friendly groups
             // do not use the region, so the placement is legal only if it kills an enemy group.
             // Enemy groups that stay connected even with the whole region filled cannot die.
-            let region = b.flood(&CellSet::single(x), &empty);
+            let (region, around) = b.flood_and_dilate(&CellSet::single(x), &empty);
             rest -= region;
             // A region that touches at most one enemy group joins no two groups: every group
             // lives at the start of the turn, so none of them depends on it.
-            let touch = b.dilate(&region) & enemy;
+            let touch = around & enemy;
             let Some(t) = touch.first() else { continue };
             if (touch - b.flood(&CellSet::single(t), &enemy)).is_empty() {
                 continue;
@@ -376,12 +374,12 @@ impl Lifeline {
             // its last connection.
             let mut todo = fragile;
             while let Some(s) = todo.first() {
-                let group = b.flood(&CellSet::single(s), &enemy);
+                let (group, around) = b.flood_and_dilate(&CellSet::single(s), &enemy);
                 todo -= group;
                 // Cells of the region next to both this group and another enemy group link them
                 // directly: with two such cells one stone cuts neither link, with one only a
                 // stone on it can.
-                let links = b.dilate(&group) & b.dilate(&(enemy - group)) & region;
+                let links = around & b.dilate(&(enemy - group)) & region;
                 let candidates = match links.len() {
                     0 => region - legal,
                     1 => links - legal,
@@ -517,6 +515,24 @@ impl Lifeline {
         sure
     }
 
+    /// Second stones of a double placement that are surely illegal, found at once: with no old
+    /// friendly stone, a second stone outside `lives` (next to the first, or out of its reach)
+    /// leaves the new stones without a friend, so the turn changes the board only if it kills
+    /// an enemy group; when every enemy group lives even with all those cells filled, none does
+    /// (filling cells only removes paths; every group lives at the start of a settled turn).
+    fn hopeless_second_stones(&self, start_own: CellSet, lives: CellSet, empty: CellSet) -> CellSet {
+        if !start_own.is_empty() || !self.settled || !self.removal_applies() {
+            return CellSet::EMPTY;
+        }
+        let others = empty - lives;
+        let enemy = self.stones[1 - self.to_move.index()];
+        if dead_among(&self.board, enemy, enemy, empty - others).is_empty() {
+            others
+        } else {
+            CellSet::EMPTY
+        }
+    }
+
     fn start_own(&self) -> CellSet {
         let own = self.stones[self.to_move.index()];
         match self.pending {
@@ -555,8 +571,11 @@ impl Lifeline {
             // lies in an empty region touching a friendly stone lives (see `single_placements`).
             let own_now = self.stones[self.to_move.index()];
             let lives = self.board.flood(&(self.board.dilate(&own_now) & empty), &empty) - *self.board.adjacent(a);
+            let hopeless = self.hopeless_second_stones(start_own, lives, empty);
             for x in empty.iter() {
-                let legal = lives.contains(x) || self.completes_turn(x as Cell, start_own, &near_own);
+                debug_assert!(!hopeless.contains(x) || !self.completes_turn(x as Cell, start_own, &near_own));
+                let legal = lives.contains(x)
+                    || (!hopeless.contains(x) && self.completes_turn(x as Cell, start_own, &near_own));
                 debug_assert!(!lives.contains(x) || self.completes_turn(x as Cell, start_own, &near_own));
                 if legal && f(Action::Cell(x as Cell)) {
                     return true;
