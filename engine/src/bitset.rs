@@ -122,6 +122,19 @@ impl CellSet {
         CellSet { words: out }
     }
 
+    /// Call `f` on every position in increasing order (a tighter loop than [`CellSet::iter`]
+    /// for the hot legal-list builders).
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(usize)) {
+        for (w, &word) in self.words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                f(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+
     /// Iterate over the positions in increasing order.
     #[inline]
     pub fn iter(&self) -> Iter {

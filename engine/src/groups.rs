@@ -52,7 +52,12 @@ pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: Ce
     let mut dead = CellSet::EMPTY;
     let mut todo = candidates & stones;
     while let Some(s) = todo.first() {
-        let (group, around) = board.flood_and_dilate(&CellSet::single(s), &stones);
+        // A stone with no friendly neighbour is a group of its own: no flood needed.
+        let (group, around) = if board.adjacent(s as u16).intersects(&stones) {
+            board.flood_and_dilate(&CellSet::single(s), &stones)
+        } else {
+            (CellSet::single(s), *board.adjacent(s as u16) | CellSet::single(s))
+        };
         todo -= group;
         if !reaches_friend_from(board, group, around, stones, empty) {
             dead |= group;

@@ -541,29 +541,21 @@ impl Lifeline {
         }
     }
 
-    /// Visit legal actions in order until `f` returns true; returns whether it did.
-    fn for_each_legal(&self, mut f: impl FnMut(Action) -> bool) -> bool {
-        if self.outcome.is_some() {
-            return false;
-        }
-        if self.swap_available() && f(Action::Swap) {
-            return true;
-        }
-        if self.komi_available() && f(Action::SpendKomi) {
-            return true;
-        }
+    /// The legal placements of the current decision (global actions apart), in a game that is
+    /// not over.
+    fn legal_cells(&self) -> CellSet {
         let empty = self.empty();
         let start_own = self.start_own();
         if self.is_double_turn() && self.pending.is_none() {
             let sure = self.sure_double_starts(start_own, &empty);
-            for a in empty.iter() {
-                debug_assert!(!sure.contains(a) || self.starts_double(a as Cell, start_own, &empty));
-                let legal = sure.contains(a) || self.starts_double(a as Cell, start_own, &empty);
-                if legal && f(Action::Cell(a as Cell)) {
-                    return true;
+            debug_assert!(sure.iter().all(|a| self.starts_double(a as Cell, start_own, &empty)));
+            let mut legal = sure;
+            for a in (empty - sure).iter() {
+                if self.starts_double(a as Cell, start_own, &empty) {
+                    legal.insert(a);
                 }
             }
-            return false;
+            return legal;
         }
         let near_own = self.board.dilate(&start_own) & empty;
         if let Some(a) = self.pending {
@@ -572,16 +564,15 @@ impl Lifeline {
             let own_now = self.stones[self.to_move.index()];
             let lives = self.board.flood(&(self.board.dilate(&own_now) & empty), &empty) - *self.board.adjacent(a);
             let hopeless = self.hopeless_second_stones(start_own, lives, empty);
-            for x in empty.iter() {
-                debug_assert!(!hopeless.contains(x) || !self.completes_turn(x as Cell, start_own, &near_own));
-                let legal = lives.contains(x)
-                    || (!hopeless.contains(x) && self.completes_turn(x as Cell, start_own, &near_own));
-                debug_assert!(!lives.contains(x) || self.completes_turn(x as Cell, start_own, &near_own));
-                if legal && f(Action::Cell(x as Cell)) {
-                    return true;
+            debug_assert!(lives.iter().all(|x| self.completes_turn(x as Cell, start_own, &near_own)));
+            debug_assert!(hopeless.iter().all(|x| !self.completes_turn(x as Cell, start_own, &near_own)));
+            let mut legal = lives;
+            for x in (empty - lives - hopeless).iter() {
+                if self.completes_turn(x as Cell, start_own, &near_own) {
+                    legal.insert(x);
                 }
             }
-            return false;
+            return legal;
         }
         if self.settled && self.removal_applies() {
             let legal = self.single_placements(start_own, empty);
@@ -589,14 +580,9 @@ impl Lifeline {
                 empty.iter().all(|x| legal.contains(x) == self.completes_turn(x as Cell, start_own, &near_own)),
                 "single_placements disagrees with the per-cell rule"
             );
-            return legal.iter().any(|x| f(Action::Cell(x as Cell)));
+            return legal;
         }
-        for x in empty.iter() {
-            if self.completes_turn(x as Cell, start_own, &near_own) && f(Action::Cell(x as Cell)) {
-                return true;
-            }
-        }
-        false
+        empty.iter().filter(|&x| self.completes_turn(x as Cell, start_own, &near_own)).collect()
     }
 
     fn has_legal_action(&self) -> bool {
@@ -611,7 +597,7 @@ impl Lifeline {
                 return true;
             }
         }
-        self.for_each_legal(|_| true)
+        self.outcome.is_none() && (self.swap_available() || self.komi_available() || !self.legal_cells().is_empty())
     }
 
     fn recompute_stones_hash(&self) -> u64 {
@@ -673,10 +659,18 @@ impl Game for Lifeline {
 
     fn legal_actions(&self, out: &mut Vec<Action>) {
         out.clear();
-        self.for_each_legal(|a| {
-            out.push(a);
-            false
-        });
+        if self.outcome.is_some() {
+            return;
+        }
+        if self.swap_available() {
+            out.push(Action::Swap);
+        }
+        if self.komi_available() {
+            out.push(Action::SpendKomi);
+        }
+        let cells = self.legal_cells();
+        out.reserve(cells.len());
+        cells.for_each(|x| out.push(Action::Cell(x as Cell)));
     }
 
     fn is_legal(&self, action: Action) -> bool {
