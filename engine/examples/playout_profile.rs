@@ -1,11 +1,13 @@
 //! Random playouts for profiling (callgrind counts instructions independently of machine load):
-//! `playout_profile GAME SIZE N` with GAME one of lifeline, square, leblin. Prints the average
+//! `playout_profile GAME SIZE N` with GAME one of lifeline, square, leblin, vigilance (SIZE
+//! then picks the board: 0 Hex M, 1 Sq4 Adjacent, 2 Hex M without captures). Prints the average
 //! number of decisions per game and a checksum of the games played (the same seed must give the
 //! same games before and after an optimisation).
 use engine::leblin::{Leblin, LeblinOptions};
 use engine::lifeline::{Balance, Lifeline, LifelineOptions};
 use engine::playout::random_playout_count;
 use engine::square::{SquareLifeline, SquareOptions};
+use engine::vigilance::{Vigilance, VigilanceBoard, VigilanceOptions};
 use engine::Game;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
@@ -39,6 +41,14 @@ fn main() {
         "lifeline" => run(Lifeline::new(LifelineOptions::new(size, Balance::Strong)).unwrap(), n),
         "square" => run(SquareLifeline::new(SquareOptions::new(size)).unwrap(), n),
         "leblin" => run(Leblin::new(LeblinOptions::new(size)).unwrap(), n),
+        "vigilance" => {
+            let (board, captures) = match size {
+                0 => (VigilanceBoard::HexM, true),
+                1 => (VigilanceBoard::Sq4Adjacent, true),
+                _ => (VigilanceBoard::HexM, false),
+            };
+            run(Vigilance::new(VigilanceOptions::new(board, captures)).unwrap(), n)
+        }
         g => panic!("unknown game {g}"),
     }
 }
