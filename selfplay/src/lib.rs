@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod conv;
 pub mod fused;
 pub mod generate;
 pub mod model;

@@ -121,7 +121,7 @@ impl ConvBn {
     }
 
     fn forward(&self, x: Tensor<4>, mask: &Tensor<4>) -> Tensor<4> {
-        self.norm.forward(self.conv.forward(x)) * mask.clone()
+        crate::conv::batch_norm(&self.norm, crate::conv::conv_same(&self.conv, x)) * mask.clone()
     }
 }
 

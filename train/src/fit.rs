@@ -112,9 +112,38 @@ fn model_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
     }
 }
 
+/// Keep freed memory in the heap instead of returning it to the kernel (glibc only).
+///
+/// A training step allocates and frees buffers of several MiB (im2col matrices, activations,
+/// gradients). With glibc's defaults each one is a fresh `mmap` whose pages are faulted in and
+/// zeroed by the kernel on every step, which cost about as much as the arithmetic; with these
+/// settings they are reused. Called once by [`Trainer::new`].
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            extern "C" {
+                fn mallopt(param: std::os::raw::c_int, value: std::os::raw::c_int) -> std::os::raw::c_int;
+            }
+            const M_TRIM_THRESHOLD: std::os::raw::c_int = -1;
+            const M_TOP_PAD: std::os::raw::c_int = -2;
+            const M_MMAP_THRESHOLD: std::os::raw::c_int = -3;
+            // SAFETY: mallopt only changes allocator parameters; called before the threads of
+            // a training run allocate.
+            unsafe {
+                mallopt(M_MMAP_THRESHOLD, 32 << 20); // the largest value glibc accepts
+                mallopt(M_TRIM_THRESHOLD, 1 << 30);
+                mallopt(M_TOP_PAD, 64 << 20);
+            }
+        });
+    }
+}
+
 impl Trainer {
     /// Start fitting `model` (a fresh network or a checkpoint without optimizer state).
     pub fn new(model: Model, cfg: TrainConfig) -> Trainer {
+        tune_allocator();
         let device = model.device.clone().inner().autodiff();
         let state = TrainState {
             step: model.meta.step,

@@ -77,13 +77,19 @@ enum Cmd {
         /// Also time the same step in JAX (scripts/bench_reference.py --mode train).
         #[arg(long)]
         reference: bool,
+        /// With --reference: alternate burn and JAX this many times and report every round's
+        /// ratio and their median (timings on a shared machine drift between runs).
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
     },
 }
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Fit { config, run, steps, until, device } => fit(&config, &run, steps, until, &device),
-        Cmd::Bench { config, device, steps, batch, reference } => bench(&config, &device, steps, batch, reference),
+        Cmd::Bench { config, device, steps, batch, reference, rounds } => {
+            bench(&config, &device, steps, batch, reference, rounds)
+        }
         Cmd::Export { model, out } => {
             let dir = eval::players::resolve_checkpoint(&model)?;
             let m = Model::load(&dir, &parse_device("cpu")?)?;
@@ -233,7 +239,9 @@ fn bench(
     steps: u64,
     batch: Option<usize>,
     reference: bool,
+    rounds: usize,
 ) -> Result<()> {
+    anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
     let (cfg, mut train) = load_config(config)?;
     if let Some(b) = batch {
         train.batch_size = b;
@@ -265,11 +273,14 @@ fn bench(
     let mut t = Trainer::new(model, train.clone());
     let b = window.batch(train.batch_size, 0, 0, true);
     t.step(&b); // warm-up
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        t.step(&b);
-    }
-    let rate = (steps as usize * train.batch_size) as f64 / t0.elapsed().as_secs_f64();
+    let mut time_burn = || {
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            t.step(&b);
+        }
+        (steps as usize * train.batch_size) as f64 / t0.elapsed().as_secs_f64()
+    };
+    let rate = time_burn();
     let n = &cfg.network;
     println!(
         "network {}x{}, input {}x{}x{}, batch {}, {:?}",
@@ -281,17 +292,30 @@ fn bench(
         train.batch_size,
         train.optimizer
     );
-    println!(
-        "burn train batch {:>4}: {rate:>9.1} samples/s",
-        train.batch_size
-    );
-    if reference {
-        let shape = selfplay::bench::Shape { planes: window.planes, height: window.board.height(), width: window.board.width(), policy_len: window.policy_len };
+    println!("burn train batch {:>4}: {rate:>9.1} samples/s", train.batch_size);
+    if !reference {
+        return Ok(());
+    }
+    let shape = selfplay::bench::Shape { planes: window.planes, height: window.board.height(), width: window.board.width(), policy_len: window.policy_len };
+    let mut ratios = Vec::new();
+    for round in 0..rounds {
+        let burn = if round == 0 { rate } else { time_burn() };
         let text = selfplay::bench::run_reference("train", shape, n, &[train.batch_size], 10.0).map_err(anyhow::Error::msg)?;
-        print!("{text}");
-        if let Some(jax) = selfplay::bench::rate_at(&text, "jax train", train.batch_size) {
-            println!("burn / jax: {:.2}", rate / jax);
+        let jax = selfplay::bench::rate_at(&text, "jax train", train.batch_size)
+            .ok_or_else(|| anyhow::anyhow!("no 'jax train batch {}' line in the reference output:\n{text}", train.batch_size))?;
+        if rounds == 1 {
+            print!("{text}");
+        } else {
+            println!("round {}: burn {burn:.1}, jax {jax:.1} samples/s: {:.2}", round + 1, burn / jax);
         }
+        ratios.push(burn / jax);
+    }
+    ratios.sort_by(f64::total_cmp);
+    if rounds == 1 {
+        println!("burn / jax: {:.2}", ratios[0]);
+    } else {
+        let list = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" ");
+        println!("burn / jax: median {:.2} of {rounds} rounds ({list})", ratios[rounds / 2]);
     }
     Ok(())
 }
