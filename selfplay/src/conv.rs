@@ -174,10 +174,11 @@ fn shifted_planes(src: &[f32], c_in: usize, d: Dims, sign: isize) -> Vec<f32> {
                         &src[(lo as isize + shift) as usize..(hi as isize + shift) as usize],
                     );
                     dst[hi..].fill(0.0);
-                    if x0 > 0 || x1 < d.w {
+                    // Column by column (at most k/2 on each side), a strided store: a fill per
+                    // row would be a `memset` call for one or two floats.
+                    for col in (0..x0).chain(x1..d.w) {
                         for y in y0 as usize..y1 as usize {
-                            dst[y * d.w..y * d.w + x0].fill(0.0);
-                            dst[y * d.w + x1..(y + 1) * d.w].fill(0.0);
+                            dst[y * d.w + col] = 0.0;
                         }
                     }
                 }
