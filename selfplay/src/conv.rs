@@ -307,22 +307,15 @@ pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
     };
     let (out, mean, var) = batch_norm_autodiff(xp, gp, bp, norm.epsilon);
     let c = mean.len();
-    let stat = |v: Vec<f32>| Tensor::<1>::from_data(TensorData::new(v, [c]), &device);
-    let m = norm.momentum;
-    let running_mean = norm
-        .running_mean
-        .value_sync()
-        .to_device(&device)
-        .mul_scalar(1.0 - m)
-        .add(stat(mean).mul_scalar(m));
-    let running_var = norm
-        .running_var
-        .value_sync()
-        .to_device(&device)
-        .mul_scalar(1.0 - m)
-        .add(stat(var).mul_scalar(m));
-    norm.running_mean.update(running_mean.detach());
-    norm.running_var.update(running_var.detach());
+    // running <- (1 - momentum) * running + momentum * batch statistic, as burn's BatchNorm.
+    let blend = |running: &burn::module::RunningState<Tensor<1>>, batch: Vec<f32>| {
+        let batch = Tensor::<1>::from_data(TensorData::new(batch, [c]), &device);
+        let m = norm.momentum;
+        let new = running.value_sync().to_device(&device).mul_scalar(1.0 - m).add(batch.mul_scalar(m));
+        running.update(new.detach());
+    };
+    blend(&norm.running_mean, mean);
+    blend(&norm.running_var, var);
     Tensor::from_primitive::<AdFlex>(out)
 }
 
