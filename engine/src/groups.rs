@@ -41,8 +41,8 @@ pub fn reaches_friend_from(board: &Board, group: CellSet, around: CellSet, stone
     if !((board.dilate(&start) & stones) - group).is_empty() {
         return true;
     }
-    let reach = board.flood(&start, &empty);
-    !((board.dilate(&reach) & stones) - group).is_empty()
+    let (_, around_reach) = board.flood_and_dilate(&start, &empty);
+    !((around_reach & stones) - group).is_empty()
 }
 
 /// The union of the groups of `stones` that meet `candidates` and are dead (no path of `empty`

@@ -344,14 +344,15 @@ impl Lifeline {
         (own - dead_own, enemy)
     }
 
-    /// The legal single-stone placements of a settled position in the game proper.
-    fn single_placements(&self, start_own: CellSet, empty: CellSet) -> CellSet {
+    /// The legal single-stone placements of a settled position in the game proper; `near_own`
+    /// is the empty cells next to a friendly stone.
+    fn single_placements(&self, near_own: &CellSet, empty: CellSet) -> CellSet {
         let b = &*self.board;
         let enemy = self.stones[1 - self.to_move.index()];
         // Every cell of an empty region touching a friendly stone is legal: the new stone is
         // next to that stone (its group holds an old stone), or a shortest path of empty cells
         // from one of its neighbours to a friendly stone avoids it, so it lives.
-        let mut legal = b.flood(&(b.dilate(&start_own) & empty), &empty);
+        let mut legal = b.flood(near_own, &empty);
         let mut rest = empty - legal;
         while let Some(x) = rest.first() {
             // A region no friendly stone touches: the new stone dies alone and friendly groups
@@ -575,7 +576,7 @@ impl Lifeline {
             return legal;
         }
         if self.settled && self.removal_applies() {
-            let legal = self.single_placements(start_own, empty);
+            let legal = self.single_placements(&near_own, empty);
             debug_assert!(
                 empty.iter().all(|x| legal.contains(x) == self.completes_turn(x as Cell, start_own, &near_own)),
                 "single_placements disagrees with the per-cell rule"
@@ -622,9 +623,9 @@ impl Lifeline {
             return;
         }
         let changed = self.stones[colour] ^ new;
-        for c in changed.iter() {
-            self.stones_hash ^= zobrist::STONE[colour][c];
-        }
+        let mut hash = self.stones_hash;
+        changed.for_each(|c| hash ^= zobrist::STONE[colour][c]);
+        self.stones_hash = hash;
         self.stones[colour] = new;
     }
 
@@ -718,9 +719,9 @@ impl Game for Lifeline {
             Action::Cell(x) => {
                 let start_own = self.start_own();
                 let own = self.stones[me] | CellSet::single(x as usize);
-                self.set_stones(me, own);
                 self.stones_placed += 1;
                 if self.is_double_turn() && self.pending.is_none() {
+                    self.set_stones(me, own);
                     self.pending = Some(x);
                     return;
                 }
