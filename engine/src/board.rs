@@ -392,20 +392,7 @@ impl Board {
     /// where they are not in `within`).
     #[inline]
     pub fn flood(&self, seed: &CellSet, within: &CellSet) -> CellSet {
-        macro_rules! go {
-            ($n:literal, $s:expr) => {{
-                let mut out = CellSet::EMPTY;
-                let s: &[u64; $n] = seed.words()[..$n].try_into().unwrap();
-                let w: &[u64; $n] = within.words()[..$n].try_into().unwrap();
-                let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
-                // `within` off the board never joins the flood: mask it once, not every step.
-                let w = and_words(w, m);
-                let r = flood_words::<$n, { $s }>(s, &w, self.stride as u32, &self.offsets);
-                out.words_mut()[..$n].copy_from_slice(&r);
-                out
-            }};
-        }
-        dispatch!(self.words, self.stencil, go)
+        self.flood_and_dilate(seed, within).0
     }
 
     /// [`Board::flood`] and the [`Board::dilate`] of its result, which the flood's last step
@@ -584,13 +571,8 @@ fn spread<const N: usize, const S: u8>(w: &[u64; N], stride: u32, offsets: &[i32
     }
 }
 
-/// Everything in `within` (already restricted to the board) connected to `seed`, seed included.
-#[inline(always)]
-fn flood_words<const N: usize, const S: u8>(seed: &[u64; N], within: &[u64; N], stride: u32, offsets: &[i32]) -> [u64; N] {
-    flood_spread_words::<N, S>(seed, within, stride, offsets).0
-}
-
-/// [`flood_words`] and the [`spread`] of its result (not restricted to the board).
+/// Everything in `within` (already restricted to the board) connected to `seed`, seed included,
+/// and the [`spread`] of that set (not restricted to the board).
 #[inline(always)]
 fn flood_spread_words<const N: usize, const S: u8>(
     seed: &[u64; N],

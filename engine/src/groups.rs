@@ -52,18 +52,25 @@ pub fn dead_among(board: &Board, candidates: CellSet, stones: CellSet, empty: Ce
     let mut dead = CellSet::EMPTY;
     let mut todo = candidates & stones;
     while let Some(s) = todo.first() {
-        // A stone with no friendly neighbour is a group of its own: no flood needed.
-        let (group, around) = if board.adjacent(s as u16).intersects(&stones) {
-            board.flood_and_dilate(&CellSet::single(s), &stones)
-        } else {
-            (CellSet::single(s), *board.adjacent(s as u16) | CellSet::single(s))
-        };
+        let (group, around) = group_and_border(board, s, stones);
         todo -= group;
         if !reaches_friend_from(board, group, around, stones, empty) {
             dead |= group;
         }
     }
     dead
+}
+
+/// The group of `stones` holding the stone `s`, and its [`Board::dilate`].
+#[inline]
+pub fn group_and_border(board: &Board, s: usize, stones: CellSet) -> (CellSet, CellSet) {
+    let adjacent = *board.adjacent(s as u16);
+    if adjacent.intersects(&stones) {
+        board.flood_and_dilate(&CellSet::single(s), &stones)
+    } else {
+        // A stone with no friendly neighbour is a group of its own: no flood needed.
+        (CellSet::single(s), adjacent | CellSet::single(s))
+    }
 }
 
 /// The stones of `stones` whose group may have died when the empty cell `x` of the empty region
@@ -101,8 +108,7 @@ pub fn fill_suspects(
         // piece, so it is the one to rule out first.
         let seed = if touch.contains(x) { Some(x) } else { touch.first() };
         if let Some(s) = seed {
-            let alone = s == x && !board.adjacent(x as u16).intersects(&stones);
-            let group = if alone { CellSet::single(x) } else { board.flood(&CellSet::single(s), &stones) };
+            let (group, _) = group_and_border(board, s, stones);
             if !(touch - group).is_empty() {
                 suspects -= touch | group;
             }

@@ -22,7 +22,7 @@ use burn::backend::flex::FlexTensor;
 use burn::backend::ops::FloatTensorOps;
 use burn::backend::{Autodiff, BackendTypes, Flex};
 use burn::nn::conv::Conv2d;
-use burn::nn::BatchNorm;
+use burn::nn::{BatchNorm, PaddingConfig2d};
 use burn::tensor::{DType, Shape, Tensor, TensorData};
 
 type AdFlex = Autodiff<Flex, NoCheckpointing>;
@@ -33,11 +33,19 @@ type AutodiffTensor = <AdFlex as BackendTypes>::FloatTensorPrimitive;
 /// through the GEMM formulation of this module.
 pub fn conv_same(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
     let w = conv.weight.val();
-    let [cout, cin, kh, kw] = w.dims();
+    let [_, cin, kh, kw] = w.dims();
     let [_, xc, _, _] = x.dims();
+    let p = kh / 2;
+    // Zero padding of k/2 on every side keeps the grid: the only padding this module computes.
+    let same = match conv.padding {
+        PaddingConfig2d::Same => true,
+        PaddingConfig2d::Explicit(t, l, b, r) => [t, l, b, r] == [p; 4],
+        PaddingConfig2d::Valid => p == 0,
+    };
     let eligible = conv.bias.is_none()
         && kh == kw
         && kh % 2 == 1
+        && same
         && xc == cin
         && conv.stride == [1, 1]
         && conv.dilation == [1, 1]
@@ -50,7 +58,6 @@ pub fn conv_same(conv: &Conv2d, x: Tensor<4>) -> Tensor<4> {
             x.clone().try_into_primitive::<AdFlex>(),
             w.try_into_primitive::<AdFlex>(),
         ) {
-            let _ = cout;
             return Tensor::from_primitive::<AdFlex>(conv_same_autodiff(xp, wp));
         }
     }
@@ -247,12 +254,12 @@ impl Backward<Flex, 2> for ConvSameBackward {
         let [node_x, node_w] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
         let ConvSameState { cols, wm, dims: d } = ops.state;
-        // (B, Cout, H*W) -> (Cout, B*H*W)
         let (gc, off) = slice(&grad);
         let gs = &gc.storage::<f32>()[off..off + d.b * d.cout * d.h * d.w];
-        let gt = tensor(swap_outer(gs, d.b, d.cout, d.h * d.w), &[d.cout, d.n()]);
         if let Some(node) = node_w {
-            let dw = Flex::float_matmul(gt.clone(), cols.transpose(0, 1)); // (Cout, K)
+            // (B, Cout, H*W) -> (Cout, B*H*W)
+            let gt = tensor(swap_outer(gs, d.b, d.cout, d.h * d.w), &[d.cout, d.n()]);
+            let dw = Flex::float_matmul(gt, cols.transpose(0, 1)); // (Cout, K)
             let dw = dw.reshape(Shape::from(vec![d.cout, d.cin, d.k, d.k]));
             grads.register::<Flex>(node.id, dw);
         }
@@ -466,7 +473,6 @@ fn batch_norm_autodiff(
 mod tests {
     use super::*;
     use burn::nn::conv::Conv2dConfig;
-    use burn::nn::PaddingConfig2d;
     use burn::tensor::{Device, Distribution};
 
     fn max_diff(a: Tensor<4>, b: Tensor<4>) -> f32 {
@@ -519,6 +525,16 @@ mod tests {
     fn large_batch_takes_the_threaded_path() {
         // 64 * 32 * 9 * 81 elements in im2col: above the threshold of `par_chunks`.
         check(64, 32, 32, 3, 9, 9);
+    }
+
+    #[test]
+    fn other_paddings_are_left_to_burn() {
+        let device = Device::flex().autodiff();
+        let conv = Conv2dConfig::new([3, 4], [3, 3]).with_bias(false).init(&device); // valid
+        let x = Tensor::<4>::random([2, 3, 6, 5], Distribution::Normal(0.0, 1.0), &device);
+        let y = conv_same(&conv, x.clone());
+        assert_eq!(y.dims(), [2, 4, 4, 3]);
+        assert!(max_diff(y, conv.forward(x)) < 1e-6);
     }
 
     #[test]
