@@ -625,14 +625,11 @@ pub struct LoadedBoard {
     pub board: Board,
     /// `ludii_to_cell[i]` is our cell for Ludii's cell `i`.
     pub ludii_to_cell: Vec<Cell>,
-    /// The graph's `direction_set` (Orthogonal or Adjacent).
-    pub direction_set: String,
 }
 
 #[derive(Deserialize)]
 struct GraphFile {
     num_cells: usize,
-    direction_set: String,
     cells: Vec<GraphCell>,
 }
 
@@ -743,7 +740,7 @@ impl LoadedBoard {
                 return Err(format!("cell {} (#{k}): neighbours differ from its steps", c.i));
             }
         }
-        Ok(LoadedBoard { board, ludii_to_cell, direction_set: g.direction_set })
+        Ok(LoadedBoard { board, ludii_to_cell })
     }
 }
 

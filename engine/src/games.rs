@@ -8,6 +8,7 @@ use crate::lifeline::{Lifeline, LifelineOptions};
 use crate::square::{SquareLifeline, SquareOptions};
 use crate::vigilance::{Vigilance, VigilanceOptions};
 use ndarray::ArrayViewMut3;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// A game and its options, as written in configs and game records:
@@ -26,7 +27,46 @@ pub enum GameConfig {
     Leblin(LeblinOptions),
 }
 
+/// One game's options from an `[options]` table. Read under an `options` key so that toml's
+/// error carries the whole path (`options.size`); its trailing newline is dropped.
+fn options_from_toml<T: DeserializeOwned>(options: toml::Value) -> Result<T, String> {
+    #[derive(Deserialize)]
+    struct Options<T> {
+        options: T,
+    }
+    let table = toml::Table::from_iter([("options".to_string(), options)]);
+    toml::Value::Table(table)
+        .try_into::<Options<T>>()
+        .map(|o| o.options)
+        .map_err(|e| e.to_string().trim_end().replace('\n', " "))
+}
+
 impl GameConfig {
+    /// The game of a config file: its `game` field and `[options]` table (absent: defaults).
+    /// Each game's options are read directly instead of through the tagged enum, which buffers
+    /// them and loses the field of an error, so a type error names it:
+    /// "invalid type: string \"x\", expected usize in `options.size`".
+    pub fn from_toml(config: &toml::Table) -> Result<GameConfig, String> {
+        let game = config.get("game").ok_or("no `game` field")?;
+        let name = game
+            .as_str()
+            .ok_or_else(|| format!("`game` must be a string (got {game})"))?;
+        let options = config
+            .get("options")
+            .cloned()
+            .unwrap_or(toml::Value::Table(Default::default()));
+        // The names are serde's (snake_case of the variants); a test checks that they agree.
+        match name {
+            "lifeline" => options_from_toml(options).map(GameConfig::Lifeline),
+            "vigilance" => options_from_toml(options).map(GameConfig::Vigilance),
+            "square_lifeline" => options_from_toml(options).map(GameConfig::SquareLifeline),
+            "leblin" => options_from_toml(options).map(GameConfig::Leblin),
+            _ => Err(format!(
+                "unknown game `{name}` (expected one of lifeline, vigilance, square_lifeline, leblin)"
+            )),
+        }
+    }
+
     /// Check the options and build the starting position.
     pub fn start(&self) -> Result<AnyGame, GameError> {
         Ok(match self {
@@ -131,5 +171,47 @@ impl Game for AnyGame {
     }
     fn parse_action(&self, text: &str) -> Result<Action, GameError> {
         dispatch!(self, g => g.parse_action(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_toml(text: &str) -> Result<GameConfig, String> {
+        GameConfig::from_toml(&toml::from_str(text).unwrap())
+    }
+
+    #[test]
+    fn toml_configs_read_as_the_tagged_enum_reads_them() {
+        for (game, options) in [
+            ("lifeline", "size = 5\nbalance = \"komi\"\nkomi = 3\n"),
+            ("vigilance", "board = \"hex_xs_39\"\ncaptures = \"off\"\n"),
+            ("square_lifeline", "size = 6\nincursions = \"forbidden\"\n"),
+            ("leblin", "size = 5\nhandicap = 2\n"),
+            ("leblin", ""),
+        ] {
+            let text = format!("game = \"{game}\"\n[options]\n{options}");
+            let table: toml::Table = toml::from_str(&text).unwrap();
+            let json = serde_json::to_value(&table).unwrap();
+            let tagged: GameConfig = serde_json::from_value(json).unwrap();
+            assert_eq!(GameConfig::from_toml(&table).unwrap(), tagged, "{text}");
+        }
+        let defaults = GameConfig::Lifeline(Default::default());
+        assert_eq!(from_toml("game = \"lifeline\"\n").unwrap(), defaults);
+    }
+
+    #[test]
+    fn a_mistyped_option_is_named() {
+        let e = from_toml("game = \"lifeline\"\n[options]\nsize = \"x\"\n").unwrap_err();
+        assert!(e.contains("options.size"), "{e}");
+        assert!(e.contains("invalid type"), "{e}");
+        let e = from_toml("game = \"square_lifeline\"\n[options]\nkomi = -1\n").unwrap_err();
+        assert!(e.contains("options.komi"), "{e}");
+        let e = from_toml("game = \"leblin\"\n[options]\nsise = 5\n").unwrap_err();
+        assert!(e.contains("sise"), "{e}");
+        assert!(from_toml("game = \"go\"\n").unwrap_err().contains("`go`"));
+        let e = from_toml("[options]\nsize = 5\n").unwrap_err();
+        assert!(e.contains("game"), "{e}");
     }
 }

@@ -131,19 +131,11 @@ pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, RecordError> {
     Ok(out)
 }
 
-/// Write records as JSON lines, atomically: to a temporary name, fsync, then rename, so a
-/// reader never sees a half-written file and an existing file is replaced only when complete.
-pub fn write_records(path: &Path, records: &[GameRecord]) -> Result<(), RecordError> {
-    let p = path.display().to_string();
-    let io = |source| RecordError::Io { path: p.clone(), source };
-    let tmp = path.with_extension("jsonl.tmp");
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
-        for r in records {
-            writeln!(f, "{}", r.to_json_line()).map_err(io)?;
-        }
-        let f = f.into_inner().map_err(|e| io(e.into_error()))?;
-        f.sync_all().map_err(io)?;
+/// Write records as JSON lines to `out` (callers write the file atomically, see
+/// `selfplay::rundir::write_atomic_with`).
+pub fn write_records_to(out: &mut impl Write, records: &[GameRecord]) -> std::io::Result<()> {
+    for r in records {
+        writeln!(out, "{}", r.to_json_line())?;
     }
-    std::fs::rename(&tmp, path).map_err(io)
+    Ok(())
 }

@@ -360,10 +360,6 @@ impl SquareLifeline {
     pub fn last_minimal_incursion(&self) -> bool {
         self.last_minimal
     }
-    /// Number of distinct positions in the repetition history.
-    pub fn history_len(&self) -> usize {
-        self.history.len as usize
-    }
 
     /// Whether the current turn is a player's first turn (two placements).
     pub fn is_double_turn(&self) -> bool {

@@ -18,6 +18,7 @@
 
 use crate::players::PlayerSpec;
 use crate::sprt::Sprt;
+use selfplay::config::{check_float, FloatRange};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,7 +90,10 @@ impl EvalConfig {
         if !(self.beta > 0.0 && self.beta < 0.5) {
             return Err(format!("eval.beta must be between 0 and 0.5, got {}", self.beta));
         }
-        if !(self.elo1 > self.elo0) || !self.elo0.is_finite() || !self.elo1.is_finite() {
+        // alpha and beta are checked above in a form that NaN and infinity fail too.
+        check_float("eval.elo0", self.elo0, FloatRange::Any)?;
+        check_float("eval.elo1", self.elo1, FloatRange::Any)?;
+        if !(self.elo1 > self.elo0) {
             return Err(format!("eval.elo1 ({}) must be greater than eval.elo0 ({})", self.elo1, self.elo0));
         }
         if self.opening_plies > 64 {
@@ -129,5 +133,16 @@ mod tests {
         assert!(bad("[eval]\ngate_batch = 3\n").contains("eval.gate_batch"));
         assert!(bad("[eval]\nrating_baselines = [\"mcts:x\"]\n").contains("mcts:x"));
         assert!(bad("[eval]\ngames_in_flight = 0\n").contains("eval.games_in_flight"));
+    }
+
+    #[test]
+    fn non_finite_floats_are_refused_by_name() {
+        for field in ["elo0", "elo1", "alpha", "beta"] {
+            for value in ["nan", "inf", "-inf"] {
+                let text = format!("[eval]\n{field} = {value}\n");
+                let e = EvalConfig::from_table(&toml::from_str(&text).unwrap()).unwrap_err();
+                assert!(e.contains(&format!("eval.{field}")), "{text}: {e}");
+            }
+        }
     }
 }

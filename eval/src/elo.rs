@@ -10,9 +10,17 @@
 //! the 95% interval `s ± 1.96 sqrt(var/n)` is mapped through the Elo formula (it is not
 //! symmetric in Elo).
 //!
-//! A score of exactly 0 or 1 (or an interval end beyond them) has no finite Elo; such scores
-//! are clamped to `[1/(2n), 1 - 1/(2n)]`, half a game from the edge, and the estimate says
-//! `clamped`. With no games the estimate is 0 with an infinite-free interval of ±`ELO_CAP`.
+//! When every game had the same result (a single game, all wins, all draws, all losses) that
+//! variance is 0 and so would the interval's width be; the interval is then the Wilson score
+//! interval of the points, `(s + z²/2n ± z sqrt(s(1-s)/n + z²/4n²)) / (1 + z²/n)`, which takes
+//! each game as a win or a loss (the largest variance a score allows). 4-0 gives a score interval
+//! of `[n/(n + z²), 1]`, Elo `[+7, +ELO_CAP]`; one draw gives about ±500.
+//!
+//! A score of exactly 0 or 1 has no finite Elo. The estimate clamps it to `[1/(2n), 1 - 1/(2n)]`,
+//! half a game from the edge (so a single game gives 0); an interval end at or past 0 or 1 means
+//! the data bound the difference on that side not at all, and is reported as `∓ELO_CAP` (finite,
+//! so that it survives JSON; [`format_elo_end`] prints it as `±inf`). Either sets `clamped`. With
+//! no games the estimate is 0 with the interval `±ELO_CAP`.
 
 use serde::{Deserialize, Serialize};
 
@@ -108,20 +116,44 @@ pub fn elo_estimate(wdl: Wdl) -> EloEstimate {
         return EloEstimate { elo: 0.0, lo: -ELO_CAP, hi: ELO_CAP, score: 0.5, games: 0, clamped: true };
     }
     let s = wdl.score();
-    let se = (wdl.variance() / n as f64).sqrt();
     let edge = 0.5 / n as f64;
-    let mut clamped = false;
-    let mut to_elo = |x: f64| {
-        let c = x.clamp(edge, 1.0 - edge);
-        if c != x {
-            clamped = true;
-        }
-        elo_from_score(c).clamp(-ELO_CAP, ELO_CAP)
-    };
-    let elo = to_elo(s);
-    let lo = to_elo(s - Z95 * se);
-    let hi = to_elo(s + Z95 * se);
+    let inside = s.clamp(edge, 1.0 - edge);
+    let elo = elo_from_score(inside).clamp(-ELO_CAP, ELO_CAP);
+    let (lo_score, hi_score) = score_interval(wdl);
+    let lo = end_elo(lo_score);
+    let hi = end_elo(hi_score);
+    let clamped = inside != s || lo <= -ELO_CAP || hi >= ELO_CAP;
     EloEstimate { elo, lo, hi, score: s, games: n, clamped }
+}
+
+/// The 95% interval of the score per game (at least one game): the trinomial normal interval,
+/// or where the results do not vary and it would have no width, Wilson's (see the module docs).
+fn score_interval(wdl: Wdl) -> (f64, f64) {
+    let n = wdl.games() as f64;
+    let s = wdl.score();
+    let var = wdl.variance();
+    if var > 0.0 {
+        let half = Z95 * (var / n).sqrt();
+        return (s - half, s + half);
+    }
+    let z2 = Z95 * Z95;
+    let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = Z95 / (1.0 + z2 / n) * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt();
+    (centre - half, centre + half)
+}
+
+/// The Elo of an interval end; at or past a score of 0 or 1 it is unbounded, so `∓ELO_CAP`.
+fn end_elo(score: f64) -> f64 {
+    elo_from_score(score.clamp(0.0, 1.0)).clamp(-ELO_CAP, ELO_CAP)
+}
+
+/// An interval end for people: `+123`, or `+inf` / `-inf` for an end at the cap (unbounded).
+pub fn format_elo_end(elo: f64) -> String {
+    if elo.abs() >= ELO_CAP {
+        format!("{}inf", if elo > 0.0 { '+' } else { '-' })
+    } else {
+        format!("{elo:+.0}")
+    }
 }
 
 #[cfg(test)]
@@ -164,5 +196,30 @@ mod tests {
         let z = elo_estimate(Wdl::default());
         assert_eq!(z.elo, 0.0);
         assert!(z.lo < 0.0 && z.hi > 0.0);
+    }
+
+    #[test]
+    fn tiny_and_one_sided_samples_have_honest_intervals() {
+        let samples = [(1, 0, 0), (4, 0, 0), (0, 0, 4), (0, 1, 0), (0, 3, 0)];
+        for wdl in samples.map(|(w, d, l)| Wdl::new(w, d, l)) {
+            let e = elo_estimate(wdl);
+            assert!(e.lo < e.elo && e.elo < e.hi, "{wdl:?}: {e:?}");
+            assert!(e.lo.is_finite() && e.hi.is_finite(), "{wdl:?}: {e:?}");
+        }
+        // 4-0: Wilson's lower end n/(n + z²) = 0.5101, +7.0 Elo; the upper end is unbounded.
+        let e = elo_estimate(Wdl::new(4, 0, 0));
+        assert!((e.lo - 7.0).abs() < 0.1 && e.hi == ELO_CAP && e.clamped, "{e:?}");
+        assert_eq!(format_elo_end(e.hi), "+inf");
+        assert_eq!(format_elo_end(e.lo), "+7");
+        // 0-4 is its mirror image.
+        let m = elo_estimate(Wdl::new(0, 0, 4));
+        assert!((m.hi + 7.0).abs() < 0.1 && m.lo == -ELO_CAP, "{m:?}");
+        assert_eq!(format_elo_end(m.lo), "-inf");
+        // One draw: score interval 0.5 ± 0.4454, about ±495 Elo.
+        let d = elo_estimate(Wdl::new(0, 1, 0));
+        assert!((d.hi - 495.0).abs() < 1.0 && (d.lo + d.hi).abs() < 1e-9, "{d:?}");
+        // One win: the estimate is clamped to half a game (0), the lower end is 1/(1 + z²).
+        let w = elo_estimate(Wdl::new(1, 0, 0));
+        assert!(w.elo == 0.0 && (w.lo + 233.8).abs() < 0.1 && w.hi == ELO_CAP, "{w:?}");
     }
 }

@@ -40,6 +40,7 @@ pub fn gate(
     out: &MatchOutput,
 ) -> Result<GateResult, EvalError> {
     cfg.validate().map_err(EvalError::Config)?;
+    crate::matches::check_output(out)?;
     let sprt = cfg.sprt();
     let opts = MatchOptions {
         games: cfg.max_games,

@@ -37,4 +37,12 @@ pub enum EvalError {
     Parse { path: String, line: usize, msg: String },
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    RunDir(#[from] selfplay::rundir::RunDirError),
+    #[error("{player}: {source}")]
+    Search {
+        player: String,
+        #[source]
+        source: selfplay::search::SearchError,
+    },
 }

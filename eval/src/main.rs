@@ -2,7 +2,8 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use eval::players::{resolve_checkpoint, write_best_pointer, Contestant, PlayerSpec};
+use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
+use selfplay::rundir::RunDir;
 use eval::ratings::{format_table, update_ratings, RatingOptions};
 use eval::{EvalConfig, MatchOptions, MatchOutput};
 use selfplay::config::RunConfig;
@@ -81,6 +82,24 @@ fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
     Ok((rc, ec))
 }
 
+/// Refuse to add results of another game to a run (its ratings would mix games).
+fn check_run_game(run: &Path, rc: &RunConfig, config: &Path) -> Result<()> {
+    let frozen = RunDir::new(run).config();
+    let Ok(text) = std::fs::read_to_string(&frozen) else { return Ok(()) };
+    let theirs = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", frozen.display()))?;
+    if theirs.game != rc.game {
+        bail!(
+            "{} is a run of {} ({}), and {} is {}: its results would mix two games in one rating table",
+            run.display(),
+            theirs.game.label(),
+            frozen.display(),
+            config.display(),
+            rc.game.label()
+        );
+    }
+    Ok(())
+}
+
 fn refresh_ratings(run: &Path) {
     match update_ratings(run, RatingOptions::default()) {
         Ok(_) => println!("ratings updated: {}", run.join("eval").join("ratings.json").display()),
@@ -92,6 +111,9 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Match { a, b, games, config, run, out, seed, opening_plies, games_in_flight, device } => {
             let (rc, ec) = load_config(&config)?;
+            if let Some(r) = &run {
+                check_run_game(r, &rc, &config)?;
+            }
             let dev = selfplay::model::parse_device(&device)?;
             let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &dev).context("player A")?;
             let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &dev).context("player B")?;
@@ -133,6 +155,10 @@ fn main() -> Result<()> {
         }
         Command::Gate { config, run, candidate, best, seed, device, promote } => {
             let (rc, ec) = load_config(&config)?;
+            check_run_game(&run, &rc, &config)?;
+            let rundir = RunDir::new(&run);
+            // Only one process may move a run's best pointer at a time.
+            let _gate_lock = if promote { Some(rundir.lock("gate")?) } else { None };
             let dev = selfplay::model::parse_device(&device)?;
             let visits = ec.gate_visits.unwrap_or(rc.search.visits);
             let best = best.unwrap_or_else(|| run.join("models").join("best").display().to_string());
@@ -150,9 +176,8 @@ fn main() -> Result<()> {
                 match PlayerSpec::parse(&candidate)? {
                     PlayerSpec::Checkpoint { path, .. } => {
                         let dir = resolve_checkpoint(&path)?;
-                        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                        write_best_pointer(&run.join("models"), &name)?;
-                        println!("{} now points at {name}", run.join("models/best").display());
+                        rundir.set_best(&dir)?;
+                        println!("{} now points at {}", rundir.best_pointer().display(), dir.display());
                     }
                     _ => println!("the candidate is not a checkpoint: no best pointer written"),
                 }

@@ -17,7 +17,7 @@ use crate::elo::{elo_estimate, Wdl};
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::results::{append_summary, now_secs, MatchSummary};
 use crate::EvalError;
-use engine::record::{write_records, GameRecord};
+use engine::record::{write_records_to, GameRecord};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
@@ -269,8 +269,8 @@ pub fn play_games(
             }
             for (k, span) in spans {
                 let slot = &mut slots[k];
-                let search = slot.searches[side].as_mut().unwrap();
-                search.deliver(&out[span]);
+                let search = slot.searches[side].as_mut().expect("searched above");
+                search.deliver(&out[span]).map_err(|source| EvalError::Search { player: players[side].info.name.clone(), source })?;
                 if search.root_visits() >= cfg.visits {
                     let x = search.result().best();
                     slot.play(x);
@@ -344,15 +344,21 @@ pub fn summarize(kind: &str, game: &GameConfig, a: &Contestant, b: &Contestant, 
 
 /// Write the game records (atomically) of a finished match.
 pub(crate) fn write_games(path: &Path, results: &[GameResult]) -> Result<(), EvalError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| EvalError::Io { path: dir.display().to_string(), msg: e.to_string() })?;
-    }
     let records: Vec<GameRecord> = results.iter().map(|r| r.record.clone()).collect();
-    write_records(path, &records).map_err(|e| EvalError::Io { path: path.display().to_string(), msg: e.to_string() })
+    Ok(selfplay::rundir::write_atomic_with(path, |out| write_records_to(out, &records))?)
+}
+
+/// Fail before playing when a match's results could not be written.
+pub fn check_output(out: &MatchOutput) -> Result<(), EvalError> {
+    for dir in [&out.games_file, &out.summary_file].into_iter().flatten().filter_map(|p| p.parent()) {
+        selfplay::generate::check_writable(dir)?;
+    }
+    Ok(())
 }
 
 /// Play a whole match, write its games and append its summary where `out` says.
 pub fn run_match(game: &GameConfig, a: &Contestant, b: &Contestant, opts: &MatchOptions, out: &MatchOutput) -> Result<MatchSummary, EvalError> {
+    check_output(out)?;
     let bar = progress_bar(opts.games as u64, opts.progress, &format!("{} vs {}", a.info.name, b.info.name));
     let results = play_games(game, a, b, 0, opts.games, opts, Some(&bar))?;
     bar.finish_and_clear();
@@ -366,10 +372,11 @@ pub fn run_match(game: &GameConfig, a: &Contestant, b: &Contestant, opts: &Match
     Ok(summary)
 }
 
-/// One line for people: `A vs B: +W =D -L, score 72.5%, Elo +168 [+95, +260] (40 games)`.
+/// One line for people: `A vs B: +W =D -L, score 72.5%, Elo +168 [+95, +260] (40 games)`; an
+/// unbounded end (4-0) prints as `+inf`.
 pub fn describe(s: &MatchSummary) -> String {
     format!(
-        "{} vs {}: +{} ={} -{}, score {:.1}%, Elo {:+.0} [{:+.0}, {:+.0}] ({} games)",
+        "{} vs {}: +{} ={} -{}, score {:.1}%, Elo {:+.0} [{}, {}] ({} games)",
         s.a.name,
         s.b.name,
         s.wins,
@@ -377,8 +384,8 @@ pub fn describe(s: &MatchSummary) -> String {
         s.losses,
         100.0 * s.score,
         s.elo,
-        s.elo_lo,
-        s.elo_hi,
+        crate::elo::format_elo_end(s.elo_lo),
+        crate::elo::format_elo_end(s.elo_hi),
         s.games
     )
 }
@@ -406,7 +413,12 @@ pub fn rating_matches(
             seed: seed.wrapping_add(k as u64),
             progress,
         };
-        out.push(run_match(game, player, &baseline, &opts, &MatchOutput::in_run(run, player, &baseline, ""))?);
+        // A rating match already played (a loop killed after it) is not played again.
+        let done = crate::results::find_summary(&crate::results::matches_file(run), "match", &player.info.name, &baseline.info.name, opts.seed)?;
+        match done {
+            Some(s) => out.push(s),
+            None => out.push(run_match(game, player, &baseline, &opts, &MatchOutput::in_run(run, player, &baseline, ""))?),
+        }
     }
     Ok(out)
 }

@@ -18,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use selfplay::model::Model;
+use selfplay::rundir::RunDirError;
 use selfplay::search::{Evaluation, Evaluator, SearchConfig};
 use std::path::{Path, PathBuf};
 
@@ -64,31 +65,13 @@ impl PlayerSpec {
     }
 }
 
-/// Follow a `best` pointer: a file (not a directory) whose text names a sibling checkpoint
-/// directory. Any other path is returned as it is.
+/// The checkpoint directory a path names ([`selfplay::rundir::resolve_checkpoint`]), with
+/// the error naming the spec.
 pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, EvalError> {
-    let spec = path.display().to_string();
-    if path.is_file() && path.file_name().is_some_and(|n| n == "best") {
-        let text = std::fs::read_to_string(path).map_err(|e| bad(&spec, format!("cannot read the pointer file: {e}")))?;
-        let name = text.trim();
-        if name.is_empty() {
-            return Err(bad(&spec, "the best pointer file is empty"));
-        }
-        let dir = path.parent().unwrap_or(Path::new(".")).join(name);
-        if !dir.is_dir() {
-            return Err(bad(&spec, format!("the best pointer names {name}, but {} is not a directory", dir.display())));
-        }
-        return Ok(dir);
-    }
-    if !path.exists() {
-        return Err(bad(&spec, "no such checkpoint directory (expected random, mcts:N, or a path such as runs/x/models/000120@64)"));
-    }
-    Ok(path.to_path_buf())
-}
-
-/// Point `models/best` at the checkpoint directory `name` (written atomically).
-pub fn write_best_pointer(models_dir: &Path, name: &str) -> Result<(), EvalError> {
-    crate::results::write_atomic(&models_dir.join("best"), &format!("{name}\n"))
+    selfplay::rundir::resolve_checkpoint(path).map_err(|e| match e {
+        RunDirError::Invalid { why, .. } => bad(&path.display().to_string(), why),
+        other => other.into(),
+    })
 }
 
 /// How a contestant chooses its actions.
@@ -149,14 +132,9 @@ impl Contestant {
                     EvalError::BadSpec { why, .. } => bad(spec_text.trim(), why),
                     other => other,
                 })?;
-                let dir = if dir.is_file() { dir.parent().unwrap_or(Path::new(".")).to_path_buf() } else { dir };
                 let model = Model::load(&dir, device)?;
-                if &model.meta.game != game {
-                    return Err(bad(
-                        spec_text,
-                        format!("the checkpoint plays {}, the match is {}", model.meta.game.label(), game.label()),
-                    ));
-                }
+                model.check_plays(game, &dir)?;
+                model.check_finite(game, &dir)?;
                 let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
                 Contestant::network(&model, &name, visits.unwrap_or(default_visits).max(1), base)
             }
@@ -219,6 +197,7 @@ impl<G: Game> Evaluator<G> for RolloutEvaluator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use selfplay::rundir::RunDir;
 
     #[test]
     fn parses_specs() {
@@ -249,12 +228,18 @@ mod tests {
     #[test]
     fn best_pointer_is_followed() {
         let dir = std::env::temp_dir().join(format!("eval-best-{}", std::process::id()));
-        let models = dir.join("models");
-        std::fs::create_dir_all(models.join("000120")).unwrap();
-        write_best_pointer(&models, "000120").unwrap();
-        assert_eq!(resolve_checkpoint(&models.join("best")).unwrap(), models.join("000120"));
-        write_best_pointer(&models, "000999").unwrap();
-        let e = resolve_checkpoint(&models.join("best")).unwrap_err().to_string();
+        let run = RunDir::new(&dir);
+        let ckpt = run.checkpoint(120);
+        std::fs::create_dir_all(&ckpt).unwrap();
+        std::fs::write(ckpt.join(selfplay::model::WEIGHTS_FILE), b"w").unwrap();
+        std::fs::write(ckpt.join(selfplay::model::META_FILE), b"{}").unwrap();
+        run.set_best(&ckpt).unwrap();
+        assert_eq!(resolve_checkpoint(&run.best_pointer()).unwrap(), ckpt);
+        assert_eq!(resolve_checkpoint(&ckpt.join(selfplay::model::WEIGHTS_FILE)).unwrap(), ckpt);
+        let e = resolve_checkpoint(&ckpt.join(selfplay::model::META_FILE)).unwrap_err().to_string();
+        assert!(e.contains("is a file"), "{e}");
+        std::fs::write(run.best_pointer(), "000999\n").unwrap();
+        let e = resolve_checkpoint(&run.best_pointer()).unwrap_err().to_string();
         assert!(e.contains("000999"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

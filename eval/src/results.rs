@@ -14,7 +14,21 @@ use std::path::{Path, PathBuf};
 
 /// The file summaries are appended to, under a run directory.
 pub fn matches_file(run: &Path) -> PathBuf {
-    run.join("eval").join("matches.jsonl")
+    selfplay::rundir::RunDir::new(run).matches()
+}
+
+/// The summary of `kind` between `a` and `b` with `seed` already in `path`, if any: what makes
+/// a gate or rating match replayed after a kill reuse its result instead of counting twice.
+pub fn find_summary(path: &Path, kind: &str, a: &str, b: &str, seed: u64) -> Result<Option<MatchSummary>, EvalError> {
+    let Some(dir) = path.parent() else { return Ok(None) };
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let found = read_summaries(dir)?
+        .into_iter()
+        .filter(|s| s.kind == kind && s.a.name == a && s.b.name == b && s.seed == seed)
+        .last();
+    Ok(found)
 }
 
 /// What kind of player took part.
@@ -110,22 +124,9 @@ pub fn append_summary(path: &Path, summary: &MatchSummary) -> Result<(), EvalErr
     append_line(path, &serde_json::to_string(summary).expect("summaries serialise"))
 }
 
-/// Write `text` to `path` atomically (temporary name, fsync, rename).
+/// Write `text` to `path` atomically ([`selfplay::rundir::write_atomic`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), EvalError> {
-    let io = |e: std::io::Error| EvalError::Io { path: path.display().to_string(), msg: e.to_string() };
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-    }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp).map_err(io)?;
-        f.write_all(text.as_bytes()).map_err(io)?;
-        f.sync_all().map_err(io)?;
-    }
-    std::fs::rename(&tmp, path).map_err(io)
+    Ok(selfplay::rundir::write_atomic(path, text.as_bytes())?)
 }
 
 /// Every match and gate summary in the `.jsonl` files of `dir` (sorted by file name, then line

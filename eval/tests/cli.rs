@@ -97,7 +97,7 @@ fn gate_between_checkpoints() {
         m.meta.step = step;
         m.save(&models.join(format!("{step:06}"))).unwrap();
     }
-    eval::players::write_best_pointer(&models, "000001").unwrap();
+    selfplay::rundir::RunDir::new(&run).set_best(&models.join("000001")).unwrap();
     let cand = models.join("000002");
     let (ok, text) = eval(&["gate", "--config", s(&cfg), "--run", s(&run), "--candidate", s(&cand), "--promote"]);
     assert!(ok, "{text}");

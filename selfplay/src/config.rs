@@ -14,7 +14,7 @@ use crate::net::NetConfig;
 use crate::search::SearchConfig;
 use crate::worker::SelfPlayConfig;
 use engine::GameConfig;
-use serde::Deserialize;
+use std::fmt::Display;
 use std::path::Path;
 
 /// The sections of a config the self-play stage reads.
@@ -32,10 +32,43 @@ const KNOWN: [&str; 8] = [
     "game", "options", "search", "selfplay", "network", "train", "eval", "loop",
 ];
 
-#[derive(Deserialize)]
-struct GameOnly {
-    #[serde(flatten)]
-    game: GameConfig,
+/// Where a config float must lie besides being finite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FloatRange {
+    /// Any finite value.
+    Any,
+    /// Greater than 0.
+    Positive,
+    /// 0 or more.
+    NonNegative,
+    /// In `[lo, hi]`.
+    Closed(f64, f64),
+    /// In `[lo, hi)`.
+    HalfOpen(f64, f64),
+}
+
+/// Check one float of a config: finite and in `range`. The error names the field, e.g.
+/// "search.c_visit must be a positive finite number (got NaN)". Checked apart from the range
+/// because NaN fails every comparison and infinity passes some, and either would otherwise
+/// reach the search or the optimizer and fail far from the config.
+pub fn check_float<T: Copy + Into<f64> + Display>(
+    field: &str,
+    v: T,
+    range: FloatRange,
+) -> Result<(), String> {
+    let x: f64 = v.into();
+    let (inside, what) = match range {
+        FloatRange::Any => (true, "a finite number".to_string()),
+        FloatRange::Positive => (x > 0.0, "a positive finite number".into()),
+        FloatRange::NonNegative => (x >= 0.0, "a finite number of at least 0".into()),
+        FloatRange::Closed(lo, hi) => (lo <= x && x <= hi, format!("between {lo} and {hi}")),
+        FloatRange::HalfOpen(lo, hi) => (lo <= x && x < hi, format!("in [{lo}, {hi})")),
+    };
+    if x.is_finite() && inside {
+        Ok(())
+    } else {
+        Err(format!("{field} must be {what} (got {v})"))
+    }
 }
 
 impl RunConfig {
@@ -54,22 +87,7 @@ impl RunConfig {
                 KNOWN.join(", ")
             ));
         }
-        let mut g = toml::Table::new();
-        g.insert(
-            "game".into(),
-            table.get("game").cloned().ok_or("no `game` field")?,
-        );
-        g.insert(
-            "options".into(),
-            table
-                .get("options")
-                .cloned()
-                .unwrap_or(toml::Value::Table(Default::default())),
-        );
-        let game = g
-            .try_into::<GameOnly>()
-            .map_err(|e| format!("[options]: {e}"))?
-            .game;
+        let game = GameConfig::from_toml(&table)?;
         game.start().map_err(|e| format!("[options]: {e}"))?;
         let section = |name: &str| {
             table
@@ -96,5 +114,64 @@ impl RunConfig {
             network,
             table,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The error of a config whose `[table]` sets `field` to `value`.
+    fn error_of(table: &str, field: &str, value: &str) -> String {
+        let text = format!("game = \"lifeline\"\n[{table}]\n{field} = {value}\n");
+        RunConfig::parse(&text).expect_err(&text)
+    }
+
+    #[test]
+    fn non_finite_search_floats_are_refused_by_name() {
+        let fields = [
+            "c_puct",
+            "fpu_reduction",
+            "dirichlet_alpha",
+            "dirichlet_fraction",
+            "c_visit",
+            "c_scale",
+        ];
+        for field in fields {
+            for value in ["nan", "inf", "-inf"] {
+                let e = error_of("search", field, value);
+                assert!(e.contains(&format!("search.{field} must be")), "{e}");
+            }
+        }
+        assert!(error_of("search", "c_visit", "0.0").contains("positive finite"));
+        // A negative reduction (optimistic first-play urgency) is allowed.
+        let optimistic = "game = \"lifeline\"\n[search]\nfpu_reduction = -0.5\n";
+        let parsed = RunConfig::parse(optimistic).unwrap();
+        assert_eq!(parsed.search.fpu_reduction, -0.5);
+    }
+
+    #[test]
+    fn non_finite_selfplay_floats_are_refused_by_name() {
+        let fields = [
+            "temperature",
+            "final_temperature",
+            "full_search_share",
+            "resign_threshold",
+            "resign_playout_share",
+        ];
+        for field in fields {
+            for value in ["nan", "inf", "-inf"] {
+                let e = error_of("selfplay", field, value);
+                assert!(e.contains(&format!("selfplay.{field} must be")), "{e}");
+            }
+        }
+        let e = error_of("selfplay", "resign_threshold", "-1.5");
+        assert!(e.contains("between -1 and 1 (got -1.5)"), "{e}");
+    }
+
+    #[test]
+    fn a_mistyped_option_names_its_field() {
+        let e = error_of("options", "size", "\"x\"");
+        assert!(e.contains("options.size"), "{e}");
     }
 }

@@ -7,11 +7,12 @@
 //! to the calling thread, which owns the progress bar and the files.
 
 use crate::config::RunConfig;
-use crate::search::Evaluator;
+use crate::rundir::{write_atomic, write_atomic_with, RunDir, RunDirError};
+use crate::search::{Evaluator, SearchError};
 use crate::shard::{write_shard, Sample, ShardError, ShardMeta};
 use crate::worker::{FinishedGame, SelfPlay};
-use engine::record::{write_records, GameRecord};
-use engine::{AnyGame, Game, Player};
+use engine::record::{write_records_to, GameRecord};
+use engine::{AnyGame, Player};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::SeedableRng;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,17 @@ impl RunSummary {
         }
     }
 
+    fn progress_message(&self) -> String {
+        format!(
+            "| {:.0} decisions/s | avg length {:.1} | black {} white {} draw {}",
+            self.plies as f64 / self.seconds.max(1e-9),
+            self.plies as f64 / self.games.max(1) as f64,
+            self.black,
+            self.white,
+            self.draws
+        )
+    }
+
     /// One line for logs: games, samples, results, speed.
     pub fn line(&self) -> String {
         format!(
@@ -76,16 +88,36 @@ impl RunSummary {
 
 /// Where and how a run writes.
 pub struct RunOutput<'a> {
-    /// Run directory: shards and records go to `run/selfplay/`.
-    pub run: &'a Path,
+    /// Shards and records go to `run/selfplay/`.
+    pub run: &'a RunDir,
     /// Name of the model that plays (a checkpoint name or `random`), kept in the shard metadata.
     pub model: &'a str,
+    /// The loop iteration these games belong to (names the shard, see [`RunDir::new_stamp`]).
+    pub iteration: Option<u32>,
     pub progress: bool,
+}
+
+/// Errors of a self-play run.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("self-play with {model}: {source}")]
+    Search {
+        model: String,
+        #[source]
+        source: SearchError,
+    },
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
+    #[error("config: {0}")]
+    Game(#[from] engine::GameError),
 }
 
 /// Play `games` games on `threads` threads (each with the evaluator `make(thread)` builds) and
 /// write the samples and records. Seeds are `seed + thread`, so a run is reproducible for a
-/// given thread count.
+/// given thread count. A stop request (SIGINT/SIGTERM) abandons the games in flight and
+/// writes the finished ones.
 pub fn generate<E, F>(
     cfg: &RunConfig,
     make: F,
@@ -93,19 +125,97 @@ pub fn generate<E, F>(
     threads: usize,
     seed: u64,
     out: &RunOutput,
-) -> Result<RunSummary, ShardError>
+) -> Result<RunSummary, GenerateError>
 where
     E: Evaluator<AnyGame>,
     F: Fn(usize) -> E + Sync,
 {
-    let dir = out.run.join("selfplay");
-    let io = |e: std::io::Error| ShardError::Io {
-        path: dir.display().to_string(),
-        msg: e.to_string(),
-    };
-    std::fs::create_dir_all(&dir).map_err(io)?;
+    // Fail before playing, not after, when the results cannot be written.
+    let meta = ShardMeta::new(&cfg.game, out.model, seed)?;
+    check_writable(&out.run.selfplay())?;
+    let t0 = Instant::now();
+    let (mut summary, samples, records) = play(cfg, make, games, threads, seed, out)
+        .map_err(|source| GenerateError::Search { model: out.model.to_string(), source })?;
+    summary.seconds = t0.elapsed().as_secs_f64();
+    if records.is_empty() {
+        return Ok(summary);
+    }
+    let meta = ShardMeta { samples: samples.len(), games: records.len(), ..meta };
+    let paths = out.run.shard(&RunDir::new_stamp(out.iteration));
+    // Records first: the shard is what marks the games as played (a kill between the two
+    // leaves records without a shard, which a replayed loop iteration removes).
+    write_atomic_with(&paths.records, |out| write_records_to(out, &records))?;
+    write_shard(&paths.shard, &meta, &samples)?;
+    summary.shard = Some(paths.shard);
+    summary.records = Some(paths.records);
+    Ok(summary)
+}
+
+type Played = (RunSummary, Vec<Sample>, Vec<GameRecord>);
+
+/// Play the games on `threads` threads; finished games come back to this thread, which owns
+/// the progress bar.
+fn play<E, F>(
+    cfg: &RunConfig,
+    make: F,
+    games: usize,
+    threads: usize,
+    seed: u64,
+    out: &RunOutput,
+) -> Result<Played, SearchError>
+where
+    E: Evaluator<AnyGame>,
+    F: Fn(usize) -> E + Sync,
+{
     let threads = threads.clamp(1, games.max(1));
-    let bar = if out.progress {
+    let bar = progress_bar(games, out.progress);
+    let t0 = Instant::now();
+    let mut summary = RunSummary::default();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut records: Vec<GameRecord> = Vec::new();
+    let (tx, rx) = mpsc::channel::<FinishedGame>();
+    let results = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let share = games / threads + usize::from(t < games % threads);
+                let tx = tx.clone();
+                let make = &make;
+                scope.spawn(move || {
+                    let mut evaluator = make(t);
+                    let mut rng =
+                        rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(t as u64));
+                    let sp = SelfPlay {
+                        game: &cfg.game,
+                        search: &cfg.search,
+                        selfplay: &cfg.selfplay,
+                    };
+                    sp.run(&mut evaluator, share, &mut rng, |g| {
+                        let _ = tx.send(g);
+                    })
+                })
+            })
+            .collect();
+        drop(tx);
+        for g in rx {
+            summary.add(&g);
+            summary.seconds = t0.elapsed().as_secs_f64();
+            bar.set_message(summary.progress_message());
+            bar.inc(1);
+            samples.extend(g.samples);
+            records.push(g.record);
+        }
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a self-play thread panicked"))
+            .collect::<Vec<_>>()
+    });
+    bar.finish_and_clear();
+    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    Ok((summary, samples, records))
+}
+
+fn progress_bar(games: usize, visible: bool) -> ProgressBar {
+    let bar = if visible {
         ProgressBar::new(games as u64)
     } else {
         ProgressBar::with_draw_target(Some(games as u64), ProgressDrawTarget::hidden())
@@ -113,82 +223,15 @@ where
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}").expect("valid template"),
     );
-    let t0 = Instant::now();
-    let mut summary = RunSummary::default();
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut records: Vec<GameRecord> = Vec::new();
-    let (tx, rx) = mpsc::channel::<FinishedGame>();
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let share = games / threads + usize::from(t < games % threads);
-            let tx = tx.clone();
-            let make = &make;
-            scope.spawn(move || {
-                let mut evaluator = make(t);
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(t as u64));
-                let sp = SelfPlay {
-                    game: &cfg.game,
-                    search: &cfg.search,
-                    selfplay: &cfg.selfplay,
-                };
-                sp.run(&mut evaluator, share, &mut rng, |g| {
-                    let _ = tx.send(g);
-                });
-            });
-        }
-        drop(tx);
-        for g in rx {
-            summary.add(&g);
-            summary.seconds = t0.elapsed().as_secs_f64();
-            bar.set_message(format!(
-                "| {:.0} decisions/s | avg length {:.1} | black {} white {} draw {}",
-                summary.plies as f64 / summary.seconds.max(1e-9),
-                summary.plies as f64 / summary.games as f64,
-                summary.black,
-                summary.white,
-                summary.draws
-            ));
-            bar.inc(1);
-            samples.extend(g.samples);
-            records.push(g.record);
-        }
-    });
-    bar.finish_and_clear();
-    summary.seconds = t0.elapsed().as_secs_f64();
+    bar
+}
 
-    let start = cfg.game.start().map_err(|e| ShardError::Invalid {
-        path: "config".into(),
-        msg: e.to_string(),
-    })?;
-    let b = start.board();
-    let stamp = format!(
-        "{}-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0),
-        std::process::id()
-    );
-    let meta = ShardMeta {
-        game: cfg.game.clone(),
-        model: out.model.to_string(),
-        planes: start.num_planes(),
-        height: b.height(),
-        width: b.width(),
-        policy_len: start.policy_len(),
-        samples: samples.len(),
-        games: records.len(),
-    };
-    let shard = dir.join(format!("shard-{stamp}.npz"));
-    write_shard(&shard, &meta, &samples)?;
-    let rec = dir.join(format!("records-{stamp}.jsonl"));
-    write_records(&rec, &records).map_err(|e| ShardError::Io {
-        path: rec.display().to_string(),
-        msg: e.to_string(),
-    })?;
-    summary.shard = Some(shard);
-    summary.records = Some(rec);
-    Ok(summary)
+/// Create `dir` and check that a file can be written in it.
+pub fn check_writable(dir: &Path) -> Result<(), RunDirError> {
+    let probe = dir.join(".write-probe");
+    write_atomic(&probe, b"")?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// Threads to use when a config says 0: the machine's cores.

@@ -12,6 +12,7 @@ pub mod fused;
 pub mod generate;
 pub mod model;
 pub mod net;
+pub mod rundir;
 pub mod search;
 pub mod shard;
 pub mod worker;

@@ -1,12 +1,13 @@
 //! `selfplay`: generate training data by self-play, and measure the network and the search.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
 use rand::SeedableRng;
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
+use selfplay::rundir::{install_stop_handler, resolve_checkpoint, RunDir};
 use selfplay::search::UniformEvaluator;
 use selfplay::worker::SelfPlay;
 use std::path::{Path, PathBuf};
@@ -36,8 +37,9 @@ enum Cmd {
         /// Run directory; shards go to RUN/selfplay/. Default: runs/<config name>.
         #[arg(long)]
         run: Option<PathBuf>,
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
+        /// Seed of the games (default: a new one each time, recorded in the shard's metadata).
+        #[arg(long)]
+        seed: Option<u64>,
         /// Threads (default: `selfplay.threads` of the config, 0 = one per core).
         #[arg(long)]
         threads: Option<usize>,
@@ -84,16 +86,22 @@ fn load_model(spec: &str, cfg: &RunConfig, device: &str) -> Result<Model> {
     let model = if spec == "random" {
         Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?
     } else {
-        let m = Model::load(Path::new(spec), &device)?;
-        // One network serves every board size of a game (global pooling), so only the input
-        // planes must agree.
-        let planes = cfg.game.start()?.num_planes();
-        if m.meta.planes != planes {
-            bail!("{spec} was trained for {} ({} input planes); the config plays {} ({planes} planes)", m.meta.game.label(), m.meta.planes, cfg.game.label());
-        }
+        let dir = resolve_checkpoint(Path::new(spec))?;
+        let m = Model::load(&dir, &device)?;
+        m.check_plays(&cfg.game, &dir)?;
+        m.check_finite(&cfg.game, &dir)?;
         m
     };
     Ok(model.for_inference())
+}
+
+/// A seed no earlier invocation used: the clock's nanoseconds mixed with the pid.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (std::process::id() as u64).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 fn main() -> Result<()> {
@@ -108,9 +116,11 @@ fn main() -> Result<()> {
             device,
         } => {
             let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
-            let run = run.unwrap_or_else(|| {
+            let run = RunDir::new(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
-            });
+            }));
+            let seed = seed.unwrap_or_else(fresh_seed);
+            install_stop_handler();
             let threads = match threads.unwrap_or(cfg.selfplay.threads) {
                 0 => default_threads(),
                 n => n,
@@ -118,6 +128,7 @@ fn main() -> Result<()> {
             let out = RunOutput {
                 run: &run,
                 model: &model,
+                iteration: None,
                 progress: true,
             };
             let summary = if model == "random" {
@@ -134,12 +145,13 @@ fn main() -> Result<()> {
                     &out,
                 )?
             };
-            println!("{}", summary.line());
-            println!(
-                "-> {}, {}",
-                summary.shard.unwrap().display(),
-                summary.records.unwrap().display()
-            );
+            println!("{} (seed {seed})", summary.line());
+            match (&summary.shard, &summary.records) {
+                (Some(shard), Some(records)) => {
+                    println!("-> {}, {}", shard.display(), records.display())
+                }
+                _ => println!("no game finished: nothing written"),
+            }
         }
         Cmd::BenchNet {
             config,
@@ -266,7 +278,7 @@ fn bench_search(config: &Path, device: &str, games: usize, model: &str) -> Resul
     sp.run(&mut ev, games, &mut rng, |g| {
         decisions += g.record.moves.len() as u64;
         visits += g.record.moves.iter().map(|m| m.visits as u64).sum::<u64>();
-    });
+    })?;
     let total = t0.elapsed().as_secs_f64();
     let s = ev.stats;
     println!(

@@ -6,17 +6,20 @@
 //! models/000123/weights.bpk   the network's parameters (burn's burnpack record)
 //! models/000123/meta.json     ModelMeta: game, network sizes, planes, step, samples, parent
 //! ```
-//! It is written into a temporary sibling directory, fsynced and renamed, so a reader never
-//! sees half a checkpoint. The training crate adds its optimizer state to the same directory.
+//! It is written into a temporary sibling directory, fsynced and renamed
+//! ([`crate::rundir::write_dir_atomic`]), so a reader never sees half a checkpoint. The
+//! training crate adds its optimizer state to the same directory. `meta.json` holds a checksum
+//! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
 use crate::fused::FusedNet;
 use crate::net::{NetConfig, PolicyValueNet};
+use crate::rundir::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use engine::{Action, Game, GameConfig};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const WEIGHTS_FILE: &str = "weights.bpk";
 pub const META_FILE: &str = "meta.json";
@@ -24,6 +27,9 @@ pub const META_FILE: &str = "meta.json";
 /// What a checkpoint says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
+    /// Format version of this file ([`crate::rundir::FORMAT_VERSION`]).
+    #[serde(default = "format_v1")]
+    pub format: u32,
     pub game: GameConfig,
     pub net: NetConfig,
     /// Input planes the network was built for.
@@ -34,9 +40,57 @@ pub struct ModelMeta {
     pub samples: u64,
     /// The checkpoint these weights were trained from (`None` for a random initialisation).
     pub parent: Option<String>,
-    /// Hash of the run config that trained it.
-    #[serde(default)]
-    pub config_hash: String,
+    /// `fnv1a64:HEX` of `weights.bpk`, set when the checkpoint is written (older checkpoints
+    /// have none and are loaded unchecked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_checksum: Option<String>,
+}
+
+impl ModelMeta {
+    /// Whether this network can play `game`: the same game with the same rules and the same
+    /// input planes. Board size and komi may differ (the network is convolutional with global
+    /// pooling, and komi is an input plane), which balance studies need; anything else (another
+    /// game, balancing method, board set or capture rule) is refused with the reason.
+    pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
+        if rules_of(&self.game) != rules_of(game) {
+            return Err(format!(
+                "it was trained for {} and the config asks for {}",
+                self.game.label(),
+                game.label()
+            ));
+        }
+        let planes = game.start().map_err(|e| e.to_string())?.num_planes();
+        if planes != self.planes {
+            return Err(format!(
+                "it takes {} input planes and {} has {planes}",
+                self.planes,
+                game.label()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A game config with board size and komi taken out: what a network must have been trained on.
+fn rules_of(game: &GameConfig) -> serde_json::Value {
+    let mut v = serde_json::to_value(game).expect("game configs serialise");
+    if let Some(options) = v.get_mut("options").and_then(|o| o.as_object_mut()) {
+        options.remove("size");
+        options.remove("komi");
+    }
+    v
+}
+
+/// FNV-1a over a file, 64 bits, as `fnv1a64:HEX`: enough to catch damaged or swapped weights
+/// (not an authenticity check).
+pub fn file_checksum(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(format!("fnv1a64:{h:016x}"))
 }
 
 /// Errors loading or saving models; each names the file.
@@ -46,6 +100,12 @@ pub enum ModelError {
     Io { path: String, msg: String },
     #[error("{path} is not a valid checkpoint: {msg}")]
     Invalid { path: String, msg: String },
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
+    #[error("{checkpoint} cannot play this game: {why}")]
+    Incompatible { checkpoint: String, why: String },
+    #[error("{checkpoint}: the network's outputs are not finite (NaN or infinity): its weights are broken; point models/best at an earlier checkpoint")]
+    NonFinite { checkpoint: String },
     #[error(
         "unknown device `{0}` (expected cpu, or cuda / cuda:N in a build with the `cuda` feature)"
     )]
@@ -101,35 +161,59 @@ impl Model {
         let planes = game.start().map_err(|e| e.to_string())?.num_planes();
         device.seed(seed);
         let meta = ModelMeta {
+            format: FORMAT_VERSION,
             game: game.clone(),
             net: net.clone(),
             planes,
             step: 0,
             samples: 0,
             parent: None,
-            config_hash: String::new(),
+            weights_checksum: None,
         };
         Ok(Model::new(net.init(planes, device), meta, device.clone()))
     }
 
-    /// Load a checkpoint directory (or its `weights.bpk`).
+    /// Load a checkpoint directory (or its `weights.bpk`), checking its format version and
+    /// the checksum of its weights.
     pub fn load(path: &Path, device: &Device) -> Result<Model, ModelError> {
         let dir = if path.is_file() {
             path.parent().unwrap_or(Path::new(".")).to_path_buf()
         } else {
             path.to_path_buf()
         };
+        if !dir.join(META_FILE).is_file() && !dir.join(WEIGHTS_FILE).is_file() {
+            return Err(ModelError::Invalid {
+                path: path.display().to_string(),
+                msg: format!("a checkpoint is a directory holding {META_FILE} and {WEIGHTS_FILE}"),
+            });
+        }
         let meta_path = dir.join(META_FILE);
         let text = std::fs::read_to_string(&meta_path).map_err(|e| io_err(&meta_path, e))?;
         let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
             path: meta_path.display().to_string(),
             msg: e.to_string(),
         })?;
+        check_format(&meta_path, meta.format)?;
         meta.net.validate().map_err(|msg| ModelError::Invalid {
             path: meta_path.display().to_string(),
             msg,
         })?;
+        // The planes must be those of the game it names, or it would be fed inputs of another
+        // shape.
+        meta.plays(&meta.game).map_err(|msg| ModelError::Invalid {
+            path: meta_path.display().to_string(),
+            msg,
+        })?;
         let weights = dir.join(WEIGHTS_FILE);
+        if let Some(expected) = &meta.weights_checksum {
+            let found = file_checksum(&weights).map_err(|e| io_err(&weights, e))?;
+            if &found != expected {
+                return Err(ModelError::Invalid {
+                    path: weights.display().to_string(),
+                    msg: format!("its checksum is {found}, {META_FILE} says {expected}: the file is damaged"),
+                });
+            }
+        }
         let net = meta.net.init(meta.planes, device);
         let net = net
             .try_load_file(&weights)
@@ -142,14 +226,39 @@ impl Model {
 
     /// Write the checkpoint atomically to `dir` (which must not exist yet, or is replaced).
     pub fn save(&self, dir: &Path) -> Result<(), ModelError> {
-        save_checkpoint(dir, |tmp| {
-            self.net
-                .clone()
-                .save_file(tmp.join(WEIGHTS_FILE))
-                .map_err(|e| io_err(&tmp.join(WEIGHTS_FILE), e))?;
-            let meta = serde_json::to_string_pretty(&self.meta).expect("metadata serialises");
-            std::fs::write(tmp.join(META_FILE), meta).map_err(|e| io_err(&tmp.join(META_FILE), e))
+        save_checkpoint(dir, &self.net, &self.meta, |_| Ok(()))
+    }
+
+    /// Refuse a model that can not play `game` ([`ModelMeta::plays`]), naming `checkpoint`.
+    pub fn check_plays(&self, game: &GameConfig, checkpoint: &Path) -> Result<(), ModelError> {
+        self.meta.plays(game).map_err(|why| ModelError::Incompatible {
+            checkpoint: checkpoint.display().to_string(),
+            why,
         })
+    }
+
+    /// Refuse a network whose outputs on the start of `game` are not finite: what NaN weights
+    /// (a diverged fit, a damaged file from before checksums) give.
+    pub fn check_finite(&self, game: &GameConfig, checkpoint: &Path) -> Result<(), ModelError> {
+        let start = game.start().map_err(|e| ModelError::Invalid {
+            path: checkpoint.display().to_string(),
+            msg: e.to_string(),
+        })?;
+        let board = start.board();
+        let (h, w, planes) = (board.height(), board.width(), start.num_planes());
+        let mut inputs = vec![0f32; planes * h * w];
+        start.encode(ndarray::ArrayViewMut3::from_shape((planes, h, w), &mut inputs[..]).expect("encode buffer shape"));
+        let mut mask = vec![0f32; h * w];
+        for &c in board.cells() {
+            mask[board.grid_index(c)] = 1.0;
+        }
+        let model = self.for_inference();
+        let (policy, value) = model.run(inputs, &mask, 1, h, w);
+        if policy.iter().chain(&value).all(|x| x.is_finite()) {
+            Ok(())
+        } else {
+            Err(ModelError::NonFinite { checkpoint: checkpoint.display().to_string() })
+        }
     }
 
     /// A model of `net` (training or inference mode, as given).
@@ -227,36 +336,25 @@ impl Model {
     }
 }
 
-/// Write a checkpoint directory atomically: `fill` writes the files into a temporary sibling
-/// directory, which is then fsynced and renamed over `dir`.
+/// Write a checkpoint directory atomically: the weights of `net`, `meta` with the weights'
+/// checksum and the current format version, and whatever else `extra` writes into the
+/// temporary directory (the trainer's optimizer state).
 pub fn save_checkpoint(
     dir: &Path,
-    fill: impl FnOnce(&Path) -> Result<(), ModelError>,
+    net: &PolicyValueNet,
+    meta: &ModelMeta,
+    extra: impl FnOnce(&Path) -> Result<(), ModelError>,
 ) -> Result<(), ModelError> {
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp: PathBuf = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| io_err(&tmp, e))?;
-    fill(&tmp)?;
-    for entry in std::fs::read_dir(&tmp).map_err(|e| io_err(&tmp, e))? {
-        let p = entry.map_err(|e| io_err(&tmp, e))?.path();
-        std::fs::File::open(&p)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| io_err(&p, e))?;
-    }
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| io_err(dir, e))?;
-    if let Ok(d) = std::fs::File::open(parent) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    write_dir_atomic(dir, |tmp| {
+        let weights = tmp.join(WEIGHTS_FILE);
+        net.clone().save_file(&weights).map_err(|e| io_err(&weights, e))?;
+        let mut meta = meta.clone();
+        meta.format = FORMAT_VERSION;
+        meta.weights_checksum = Some(file_checksum(&weights).map_err(|e| io_err(&weights, e))?);
+        let text = serde_json::to_string_pretty(&meta).expect("metadata serialises");
+        std::fs::write(tmp.join(META_FILE), text).map_err(|e| io_err(&tmp.join(META_FILE), e))?;
+        extra(tmp)
+    })
 }
 
 /// Scores positions with a network: priors from a softmax over the legal actions' logits,

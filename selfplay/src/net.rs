@@ -14,7 +14,7 @@
 //! a board-size-scaled mean and max over on-board cells, as in KataGo) let one network play
 //! every board size of a game and let the global actions depend on the whole board. Policy mass
 //! never reaches off-board cells or illegal actions: callers mask the logits with the legal list
-//! ([`masked_log_softmax`] in training, a softmax over the legal entries in [`crate::infer`]).
+//! ([`masked_log_softmax`] in training, a softmax over the legal entries in [`crate::model::NetEvaluator`]).
 
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};

@@ -64,20 +64,23 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
-    /// Check every field; the error names the field.
+    /// Check every field; the error names the field. Every float must be finite;
+    /// `fpu_reduction` may be negative (unvisited children valued above their parent).
     pub fn validate(&self) -> Result<(), String> {
+        use crate::config::{check_float, FloatRange::*};
         if self.visits == 0 {
             return Err("search.visits must be at least 1".into());
         }
-        if !(self.c_puct > 0.0) {
-            return Err("search.c_puct must be positive".into());
-        }
-        if !(0.0..=1.0).contains(&self.dirichlet_fraction) {
-            return Err("search.dirichlet_fraction must be between 0 and 1".into());
-        }
-        if !(self.dirichlet_alpha > 0.0) {
-            return Err("search.dirichlet_alpha must be positive".into());
-        }
+        check_float("search.c_puct", self.c_puct, Positive)?;
+        check_float("search.fpu_reduction", self.fpu_reduction, Any)?;
+        check_float("search.dirichlet_alpha", self.dirichlet_alpha, Positive)?;
+        check_float(
+            "search.dirichlet_fraction",
+            self.dirichlet_fraction,
+            Closed(0.0, 1.0),
+        )?;
+        check_float("search.c_visit", self.c_visit, Positive)?;
+        check_float("search.c_scale", self.c_scale, Positive)?;
         if self.batch == 0 {
             return Err("search.batch must be at least 1".into());
         }
@@ -95,6 +98,26 @@ pub struct Evaluation {
     pub priors: Vec<f32>,
     /// Expected result for the player to move, in [-1, 1].
     pub value: f32,
+}
+
+/// An evaluation the search cannot use; the search stops instead of building a tree on it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    #[error("the evaluator returned a non-finite {what} ({value}) for a position")]
+    NonFinite { what: &'static str, value: f32 },
+}
+
+impl Evaluation {
+    /// Refuse NaN or infinite values and priors (a broken network gives them).
+    pub fn check_finite(&self) -> Result<(), SearchError> {
+        if !self.value.is_finite() {
+            return Err(SearchError::NonFinite { what: "value", value: self.value });
+        }
+        match self.priors.iter().find(|p| !p.is_finite()) {
+            Some(&p) => Err(SearchError::NonFinite { what: "prior", value: p }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Anything that scores positions: a network, a uniform prior, a rollout policy.
@@ -293,13 +316,13 @@ impl<G: Game> Search<G> {
         evaluator: &mut E,
         noise: bool,
         rng: &mut R,
-    ) -> SearchResult {
+    ) -> Result<SearchResult, SearchError> {
         assert!(
             self.root_game.outcome().is_none(),
             "search of a finished game"
         );
         if self.nodes[0].state == NodeState::Fresh {
-            self.run_batch(evaluator, 1);
+            self.run_batch(evaluator, 1)?;
         }
         if self.config.gumbel {
             self.start_gumbel(rng);
@@ -310,14 +333,14 @@ impl<G: Game> Search<G> {
         let mut stalled = 0;
         while self.nodes[0].visits < target {
             let want = (target - self.nodes[0].visits).min(self.config.batch as u32) as usize;
-            let done = self.run_batch(evaluator, want);
+            let done = self.run_batch(evaluator, want)?;
             // Every simulation of a batch ended on a pending leaf: only possible in tiny trees.
             stalled = if done == 0 { stalled + 1 } else { 0 };
             if stalled > 2 {
                 break;
             }
         }
-        self.result()
+        Ok(self.result())
     }
 
     /// The statistics of the root.
@@ -528,11 +551,6 @@ impl<G: Game> Search<G> {
         };
     }
 
-    /// Whether a Gumbel root is running for the current position.
-    pub fn gumbel_started(&self) -> bool {
-        self.gumbel.is_some()
-    }
-
     fn children(&self, n: usize) -> impl Iterator<Item = usize> {
         let node = &self.nodes[n];
         let first = node.first_child as usize;
@@ -609,7 +627,11 @@ impl<G: Game> Search<G> {
     }
 
     /// Run up to `want` simulations as one evaluation batch; returns how many completed.
-    fn run_batch<E: Evaluator<G>>(&mut self, evaluator: &mut E, want: usize) -> usize {
+    fn run_batch<E: Evaluator<G>>(
+        &mut self,
+        evaluator: &mut E,
+        want: usize,
+    ) -> Result<usize, SearchError> {
         let mut completed = self.gather(want);
         if !self.leaf_games.is_empty() {
             let mut evals = std::mem::take(&mut self.evals);
@@ -618,10 +640,11 @@ impl<G: Game> Search<G> {
                 &self.leaf_legal[..self.leaf_games.len()],
                 &mut evals,
             );
-            completed += self.deliver(&evals);
+            let delivered = self.deliver(&evals);
             self.evals = evals;
+            completed += delivered?;
         }
-        completed
+        Ok(completed)
     }
 
     /// First half of a batch: run up to `want` simulations down to their leaves. Terminal and
@@ -712,10 +735,12 @@ impl<G: Game> Search<G> {
     }
 
     /// Second half of a batch: one evaluation per pending leaf, in order. Returns how many
-    /// simulations completed.
-    pub fn deliver(&mut self, evals: &[Evaluation]) -> usize {
+    /// simulations completed, or an error (and leaves the tree unusable) when an evaluation is
+    /// not finite.
+    pub fn deliver(&mut self, evals: &[Evaluation]) -> Result<usize, SearchError> {
         let n = self.leaf_games.len();
         assert_eq!(evals.len(), n, "the evaluator must answer every position");
+        evals.iter().try_for_each(Evaluation::check_finite)?;
         let paths = std::mem::take(&mut self.paths);
         for (i, path) in paths.iter().enumerate() {
             let leaf = *path.last().unwrap() as usize;
@@ -747,7 +772,7 @@ impl<G: Game> Search<G> {
         }
         self.paths = paths;
         self.leaf_games.clear();
-        n
+        Ok(n)
     }
 
     fn expand(&mut self, n: usize, g: &G, legal: &[Action], e: &Evaluation) {

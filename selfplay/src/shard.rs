@@ -7,15 +7,15 @@
 //! width), +1 own / -1 enemy / 0 nobody at the end of the game, from the mover's view; `komi`
 //! f32 (N,); `meta` u8, a UTF-8 JSON object (game, options, model, shapes, counts).
 //!
-//! Shards are written atomically: to a temporary name, fsync, then renamed, so a reader never
+//! Shards are written atomically ([`crate::rundir::write_atomic_with`]), so a reader never
 //! sees half a shard and a crash loses only the shard being written.
 
+use crate::rundir::{check_format, format_v1, write_atomic_with, RunDirError, FORMAT_VERSION};
 use engine::GameConfig;
 use ndarray::{Array1, Array2, Array3, Array4};
 use ndarray_npy::{NpzReader, NpzWriter};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::Path;
 
 /// One training sample.
@@ -33,6 +33,9 @@ pub struct Sample {
 /// What a shard says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardMeta {
+    /// Format version ([`crate::rundir::FORMAT_VERSION`]).
+    #[serde(default = "format_v1")]
+    pub format: u32,
     #[serde(flatten)]
     pub game: GameConfig,
     /// The model that played (a checkpoint name, or `random`).
@@ -43,6 +46,37 @@ pub struct ShardMeta {
     pub policy_len: usize,
     pub samples: usize,
     pub games: usize,
+    /// The seed the games were played with (none in shards written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl ShardMeta {
+    /// The metadata of a shard of `game`'s samples played by `model` with `seed`.
+    pub fn new(game: &GameConfig, model: &str, seed: u64) -> Result<ShardMeta, engine::GameError> {
+        let start = game.start()?;
+        let b = engine::Game::board(&start);
+        Ok(ShardMeta {
+            format: FORMAT_VERSION,
+            game: game.clone(),
+            model: model.to_string(),
+            planes: engine::Game::num_planes(&start),
+            height: b.height(),
+            width: b.width(),
+            policy_len: engine::Game::policy_len(&start),
+            samples: 0,
+            games: 0,
+            seed: Some(seed),
+        })
+    }
+
+    /// Whether the samples have the same game and tensor shapes as `other`'s (board size and
+    /// komi included: a batch has one board).
+    pub fn same_input(&self, other: &ShardMeta) -> bool {
+        self.game == other.game
+            && (self.planes, self.height, self.width, self.policy_len)
+                == (other.planes, other.height, other.width, other.policy_len)
+    }
 }
 
 /// Errors reading or writing shards; each names the file.
@@ -52,6 +86,8 @@ pub enum ShardError {
     Io { path: String, msg: String },
     #[error("{path} is not a valid shard: {msg}")]
     Invalid { path: String, msg: String },
+    #[error(transparent)]
+    RunDir(#[from] RunDirError),
 }
 
 /// The arrays of a shard, as read back.
@@ -104,32 +140,21 @@ pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<
         .into_iter()
         .collect();
 
-    let tmp = path.with_extension("npz.tmp");
-    {
-        let file =
-            File::create(&tmp).map_err(|e| io(format!("cannot create {}: {e}", tmp.display())))?;
-        let mut npz = NpzWriter::new(BufWriter::new(file));
-        npz.add_array("inputs", &inputs)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("legal", &legal)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("policy", &policy)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("policy_weight", &weight)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("value", &value)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("ownership", &ownership)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("komi", &komi)
-            .map_err(|e| io(e.to_string()))?;
-        npz.add_array("meta", &meta_json)
-            .map_err(|e| io(e.to_string()))?;
-        let buf = npz.finish().map_err(|e| io(e.to_string()))?;
-        let file = buf.into_inner().map_err(|e| io(e.to_string()))?;
-        file.sync_all().map_err(|e| io(e.to_string()))?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| io(format!("cannot rename {}: {e}", tmp.display())))
+    write_atomic_with(path, |out| {
+        let mut npz = NpzWriter::new(out);
+        let npz_err = |e: ndarray_npy::WriteNpzError| std::io::Error::other(e.to_string());
+        npz.add_array("inputs", &inputs).map_err(npz_err)?;
+        npz.add_array("legal", &legal).map_err(npz_err)?;
+        npz.add_array("policy", &policy).map_err(npz_err)?;
+        npz.add_array("policy_weight", &weight).map_err(npz_err)?;
+        npz.add_array("value", &value).map_err(npz_err)?;
+        npz.add_array("ownership", &ownership).map_err(npz_err)?;
+        npz.add_array("komi", &komi).map_err(npz_err)?;
+        npz.add_array("meta", &meta_json).map_err(npz_err)?;
+        npz.finish().map_err(npz_err)?;
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// Open a shard and read its metadata; the reader stays open for the arrays.
@@ -138,7 +163,8 @@ fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
     let file = File::open(path).map_err(|e| ShardError::Io { path: path.display().to_string(), msg: e.to_string() })?;
     let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
     let meta_bytes: Array1<u8> = npz.by_name("meta").map_err(|e| invalid(format!("meta: {e}")))?;
-    let meta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    check_format(path, meta.format)?;
     Ok((npz, meta))
 }
 

@@ -1,6 +1,6 @@
 //! Self-play: many games in flight, their leaves evaluated together, samples and records out.
 
-use crate::search::{Evaluation, Evaluator, Search, SearchConfig};
+use crate::search::{Evaluation, Evaluator, Search, SearchConfig, SearchError};
 use crate::shard::Sample;
 use engine::record::{GameRecord, MoveInfo, RecordResult};
 use engine::testing::encode_owned;
@@ -47,21 +47,25 @@ impl Default for SelfPlayConfig {
 }
 
 impl SelfPlayConfig {
+    /// Check every field; the error names the field. Every float must be finite; values are in
+    /// [-1, 1], so a `resign_threshold` of -1 never resigns.
     pub fn validate(&self) -> Result<(), String> {
+        use crate::config::{check_float, FloatRange::*};
         if self.games_in_flight == 0 {
             return Err("selfplay.games_in_flight must be at least 1".into());
         }
-        if !(0.0..=1.0).contains(&self.full_search_share) {
-            return Err("selfplay.full_search_share must be between 0 and 1".into());
-        }
-        if !(0.0..=1.0).contains(&self.resign_playout_share) {
-            return Err("selfplay.resign_playout_share must be between 0 and 1".into());
+        let share = Closed(0.0, 1.0);
+        for (name, v, range) in [
+            ("temperature", self.temperature, NonNegative),
+            ("final_temperature", self.final_temperature, NonNegative),
+            ("full_search_share", self.full_search_share, share),
+            ("resign_threshold", self.resign_threshold, Closed(-1.0, 1.0)),
+            ("resign_playout_share", self.resign_playout_share, share),
+        ] {
+            check_float(&format!("selfplay.{name}"), v, range)?;
         }
         if self.fast_visits == 0 {
             return Err("selfplay.fast_visits must be at least 1".into());
-        }
-        if self.temperature < 0.0 || self.final_temperature < 0.0 {
-            return Err("selfplay temperatures must not be negative".into());
         }
         Ok(())
     }
@@ -113,7 +117,7 @@ impl SelfPlay<'_> {
         games: usize,
         rng: &mut R,
         mut done: impl FnMut(FinishedGame),
-    ) {
+    ) -> Result<(), SearchError> {
         let start = self.game.start().expect("validated game config");
         let mut slots: Vec<Option<Slot>> = Vec::new();
         let mut started = 0;
@@ -132,8 +136,9 @@ impl SelfPlay<'_> {
                 }
                 started += 1;
             }
-            if slots.iter().all(|s| s.is_none()) {
-                break;
+            // A stop request abandons the games in flight (the finished ones are kept).
+            if slots.iter().all(|s| s.is_none()) || crate::rundir::stop_requested() {
+                return Ok(());
             }
             // Gather leaves from every game, evaluate them in one call, hand the answers back.
             batch_games.clear();
@@ -154,7 +159,7 @@ impl SelfPlay<'_> {
                 evaluator.evaluate(&batch_games, &batch_legal, &mut evals);
             }
             for (slot, span) in slots.iter_mut().flatten().zip(spans) {
-                slot.search.deliver(&evals[span]);
+                slot.search.deliver(&evals[span])?;
             }
             // Move in every game whose search is complete.
             for entry in slots.iter_mut() {

@@ -199,7 +199,10 @@ fn save_and_load_give_identical_outputs() {
     let ckpt = dir.join("000000");
     model.save(&ckpt).unwrap();
     let loaded = Model::load(&ckpt, &device).unwrap();
-    assert_eq!(loaded.meta, model.meta);
+    assert!(loaded.meta.weights_checksum.is_some(), "saving records the checksum");
+    let mut unchecked = loaded.meta.clone();
+    unchecked.weights_checksum = None;
+    assert_eq!(unchecked, model.meta);
     let ps = positions(&cfg, 5);
     let (inputs, mask, h, w) = encode_batch(&ps);
     let a = model
@@ -217,6 +220,46 @@ fn save_and_load_give_identical_outputs() {
     let (inputs, mask, h, w) = encode_batch(&ps);
     assert_ne!(other.run(inputs, &mask, ps.len(), h, w).0, a.0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn flipped_bytes_in_the_weights_are_refused() {
+    let device = Device::flex();
+    let cfg = games().remove(0);
+    let dir = std::env::temp_dir().join(format!("lifeline-zero-flipped-{}", std::process::id()));
+    let ckpt = dir.join("000000");
+    Model::random(&cfg, &small_net(), &device, 4).unwrap().save(&ckpt).unwrap();
+    let weights = ckpt.join(selfplay::model::WEIGHTS_FILE);
+    let mut bytes = std::fs::read(&weights).unwrap();
+    let n = bytes.len();
+    for k in 0..100 {
+        bytes[n - 1 - k * 7 % (n / 2)] ^= 0x5a;
+    }
+    std::fs::write(&weights, &bytes).unwrap();
+    let e = Model::load(&ckpt, &device).unwrap_err().to_string();
+    assert!(e.contains("weights.bpk") && e.contains("damaged"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_network_plays_its_own_game_at_any_size_and_komi_only() {
+    let device = Device::flex();
+    let parse = |s: &str| -> GameConfig { serde_json::from_str(s).unwrap() };
+    let square = parse(r#"{"game":"square_lifeline","options":{"size":7}}"#);
+    let leblin = parse(r#"{"game":"leblin","options":{"size":7}}"#);
+    let model = Model::random(&square, &small_net(), &device, 1).unwrap();
+    // Square Lifeline and Leblin both have 15 planes: the planes alone cannot tell them apart.
+    assert_eq!(
+        square.start().unwrap().num_planes(),
+        leblin.start().unwrap().num_planes()
+    );
+    let e = model.meta.plays(&leblin).unwrap_err();
+    assert!(e.contains("square") && e.contains("leblin"), "{e}");
+    assert!(model.meta.plays(&parse(r#"{"game":"square_lifeline","options":{"size":9,"komi":2}}"#)).is_ok());
+    let lifeline = parse(r#"{"game":"lifeline","options":{"size":5,"balance":"strong"}}"#);
+    let strong = Model::random(&lifeline, &small_net(), &device, 1).unwrap();
+    assert!(strong.meta.plays(&parse(r#"{"game":"lifeline","options":{"size":7,"balance":"strong"}}"#)).is_ok());
+    assert!(strong.meta.plays(&parse(r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#)).is_err());
 }
 
 #[test]
@@ -295,4 +338,37 @@ fn fused_cpu_network_matches_the_reference_layers() {
             );
         }
     }
+}
+
+/// Turns every parameter into NaN: what a diverged fit leaves.
+struct Poison;
+
+impl burn::module::ModuleMapper for Poison {
+    fn map_float<const D: usize>(
+        &mut self,
+        param: burn::module::Param<Tensor<D>>,
+    ) -> burn::module::Param<Tensor<D>> {
+        param.map(|t| t * f32::NAN)
+    }
+}
+
+#[test]
+fn a_network_with_nan_weights_is_refused_and_its_search_stops_with_an_error() {
+    use burn::module::Module;
+    use selfplay::search::{Search, SearchConfig};
+    let device = Device::flex();
+    let cfg = games().remove(0);
+    let mut model = Model::random(&cfg, &small_net(), &device, 3).unwrap();
+    let ckpt = std::path::Path::new("runs/x/models/000042");
+    model.check_finite(&cfg, ckpt).unwrap();
+    model.net = model.net.map(&mut Poison);
+    let e = model.check_finite(&cfg, ckpt).unwrap_err().to_string();
+    assert!(e.contains("000042") && e.contains("not finite"), "{e}");
+    // A search on it returns an error instead of panicking inside the tree.
+    let inference = model.for_inference();
+    let mut ev = NetEvaluator::new(&inference);
+    let mut search = Search::new(SearchConfig { visits: 16, ..SearchConfig::default() }, cfg.start().unwrap());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let e = search.run(&mut ev, false, &mut rng).unwrap_err().to_string();
+    assert!(e.contains("non-finite"), "{e}");
 }

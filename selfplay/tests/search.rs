@@ -36,7 +36,7 @@ fn search(
 ) -> (Search<Lifeline>, selfplay::search::SearchResult) {
     let mut s = Search::new(config(visits), g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let r = s.run(&mut UniformEvaluator, false, &mut rng);
+    let r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
     (s, r)
 }
 
@@ -94,7 +94,7 @@ fn keeps_the_sign_across_a_double_placement() {
     g.apply(first);
     assert_eq!(g.to_move(), Player::Black);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
-    let r2 = s.run(&mut UniformEvaluator, false, &mut rng);
+    let r2 = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
     assert!(
         wins_at_once(&g, r2.best()),
         "second stone {}",
@@ -160,7 +160,7 @@ fn tree_reuse_keeps_the_subtree() {
     s.advance(best);
     assert_eq!(s.root_visits(), child_visits);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
-    let r2 = s.run(&mut UniformEvaluator, true, &mut rng);
+    let r2 = s.run(&mut UniformEvaluator, true, &mut rng).unwrap();
     assert_eq!(r2.root_visits, 400);
 }
 
@@ -193,7 +193,7 @@ fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
     };
     let mut s = Search::new(cfg, g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
-    let r = s.run(&mut UniformEvaluator, false, &mut rng);
+    let r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
     assert_eq!(r.root_visits, 48);
     let chosen = r.gumbel_action.expect("a Gumbel search chooses its action");
     assert!(

@@ -25,7 +25,7 @@ fn config(visits: u32) -> SearchConfig {
 fn search<G: Game>(g: &G, visits: u32, seed: u64) -> (Search<G>, SearchResult) {
     let mut s = Search::new(config(visits), g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let r = s.run(&mut UniformEvaluator, false, &mut rng);
+    let r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
     (s, r)
 }
 
@@ -370,7 +370,7 @@ fn vigilance_keeps_the_sign_across_a_multi_placement_turn() {
     g.apply(first);
     assert_eq!(g.to_move(), Player::White);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(24);
-    let r2 = s.run(&mut UniformEvaluator, false, &mut rng);
+    let r2 = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
     assert!(r2.value > 0.5, "value after the first stone {}", r2.value);
     assert!(
         wins_at_once(&g, r2.best()),
@@ -431,7 +431,7 @@ fn vigilance_keeps_the_sign_across_a_slide_and_a_placement() {
         s.advance(best);
         g.apply(best);
         assert_eq!(g.to_move(), Player::White);
-        r = s.run(&mut UniformEvaluator, false, &mut rng);
+        r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
         assert!(r.value > 0.5, "value after {step:?}: {}", r.value);
     }
     assert!(

@@ -28,7 +28,7 @@ fn play(game: &GameConfig, games: usize, sp: SelfPlayConfig) -> Vec<FinishedGame
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g));
+    .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g)).unwrap();
     out
 }
 
@@ -147,7 +147,7 @@ fn leaves_of_many_games_share_one_evaluation() {
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut ev, 8, &mut rng, |_| {});
+    .run(&mut ev, 8, &mut rng, |_| {}).unwrap();
     assert!(
         ev.largest > search.batch,
         "largest batch {} should gather several games",
@@ -178,14 +178,17 @@ fn shards_round_trip_and_numpy_reads_them() {
         policy_len: start.policy_len(),
         samples: samples.len(),
         games: 3,
+        format: selfplay::rundir::FORMAT_VERSION,
+        seed: Some(7),
     };
     let dir = temp_dir("shard");
     let path = dir.join("shard.npz");
     write_shard(&path, &meta, &samples).unwrap();
-    assert!(
-        !dir.join("shard.npz.tmp").exists(),
-        "the temporary file was renamed"
-    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["shard.npz"], "the temporary file was renamed");
     let shard = read_shard(&path).unwrap();
     assert_eq!(shard.meta, meta);
     for (i, s) in samples.iter().enumerate() {
@@ -282,7 +285,7 @@ fn gumbel_self_play_records_improved_policies() {
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g));
+    .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g)).unwrap();
     for g in &out {
         g.record.replay().unwrap();
         for s in &g.samples {

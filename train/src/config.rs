@@ -1,5 +1,6 @@
 //! The `[train]` table of a run config.
 
+use selfplay::config::{check_float, FloatRange};
 use serde::{Deserialize, Serialize};
 
 /// Which optimizer fits the network.
@@ -105,49 +106,42 @@ impl TrainConfig {
         Ok(cfg)
     }
 
+    /// Check every field; the error names the field. Every float must be finite.
     pub fn validate(&self) -> Result<(), String> {
-        let positive = |name: &str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(format!("train.{name} must be positive (got {v})"))
-            }
-        };
         if self.batch_size == 0 {
             return Err("train.batch_size must be at least 1".into());
         }
-        positive("learning_rate", self.learning_rate)?;
-        if !(0.0..1.0).contains(&self.momentum) {
-            return Err(format!(
-                "train.momentum must be in [0, 1) (got {})",
-                self.momentum
-            ));
-        }
-        if self.weight_decay < 0.0 {
-            return Err("train.weight_decay must not be negative".into());
-        }
-        if !(0.0..=1.0).contains(&self.min_lr_fraction) {
-            return Err("train.min_lr_fraction must be between 0 and 1".into());
-        }
+        self.validate_floats()?;
         if self.schedule == Schedule::Cosine && self.schedule_steps == 0 {
             return Err("train.schedule_steps must be at least 1 with the cosine schedule".into());
         }
-        positive("lr_drop_factor", self.lr_drop_factor)?;
+        if self.window_min == 0 || self.window_max < self.window_min {
+            return Err("train.window_min must be at least 1 and at most train.window_max".into());
+        }
+        Ok(())
+    }
+
+    fn validate_floats(&self) -> Result<(), String> {
+        use FloatRange::*;
+        // window_alpha divides the window formula; a window_beta of 0 keeps it at window_min.
+        for (name, v, range) in [
+            ("learning_rate", self.learning_rate, Positive),
+            ("momentum", self.momentum, HalfOpen(0.0, 1.0)),
+            ("weight_decay", self.weight_decay, NonNegative),
+            ("min_lr_fraction", self.min_lr_fraction, Closed(0.0, 1.0)),
+            ("lr_drop_factor", self.lr_drop_factor, Positive),
+            ("window_alpha", self.window_alpha, Positive),
+            ("window_beta", self.window_beta, NonNegative),
+        ] {
+            check_float(&format!("train.{name}"), v, range)?;
+        }
+        // Loss weights (f32); 0 switches a head's loss off.
         for (name, w) in [
             ("policy_weight", self.policy_weight),
             ("value_weight", self.value_weight),
             ("ownership_weight", self.ownership_weight),
         ] {
-            if w < 0.0 || !w.is_finite() {
-                return Err(format!("train.{name} must not be negative (got {w})"));
-            }
-        }
-        if self.window_min == 0 || self.window_max < self.window_min {
-            return Err("train.window_min must be at least 1 and at most train.window_max".into());
-        }
-        positive("window_alpha", self.window_alpha)?;
-        if self.window_beta < 0.0 {
-            return Err("train.window_beta must not be negative".into());
+            check_float(&format!("train.{name}"), w, NonNegative)?;
         }
         Ok(())
     }
@@ -260,6 +254,30 @@ mod tests {
             let table: toml::Table = toml::from_str(text).unwrap();
             let e = TrainConfig::from_table(&table).unwrap_err();
             assert!(e.contains(field), "{e} should name {field}");
+        }
+    }
+
+    #[test]
+    fn non_finite_floats_are_refused_by_name() {
+        let fields = [
+            "learning_rate",
+            "momentum",
+            "weight_decay",
+            "min_lr_fraction",
+            "lr_drop_factor",
+            "policy_weight",
+            "value_weight",
+            "ownership_weight",
+            "window_alpha",
+            "window_beta",
+        ];
+        for field in fields {
+            for value in ["nan", "inf", "-inf"] {
+                let text = format!("[train]\n{field} = {value}\n");
+                let table: toml::Table = toml::from_str(&text).unwrap();
+                let e = TrainConfig::from_table(&table).unwrap_err();
+                assert!(e.contains(&format!("train.{field} must be")), "{e}");
+            }
         }
     }
 }

@@ -84,24 +84,28 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         "batch_norm_epsilon": 1e-5,
         "parameters": params.iter().map(|p| &p.0).collect::<Vec<_>>(),
     });
-    let tmp = out.with_extension("npz.tmp");
-    {
-        let file = std::fs::File::create(&tmp).map_err(|e| err(&e))?;
-        let mut npz = NpzWriter::new(std::io::BufWriter::new(file));
+    let arr = |v: Vec<f32>, shape: &[usize]| ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape");
+    let example = [
+        ("example/input", arr(input, &[1, planes, h, w])),
+        ("example/mask", arr(mask, &[1, 1, h, w])),
+        ("example/policy_logits", arr(policy, &[1, start.policy_len()])),
+        ("example/value", arr(value, &[1, 3])),
+    ];
+    let meta_bytes: Array1<u8> = serde_json::to_vec(&meta).expect("metadata serialises").into();
+    let npz_err = |e: ndarray_npy::WriteNpzError| std::io::Error::other(e.to_string());
+    selfplay::rundir::write_atomic_with(out, |file| {
+        let mut npz = NpzWriter::new(file);
         for (name, shape, data) in &params {
-            let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone()).map_err(|e| err(&e))?;
-            npz.add_array(format!("param/{name}"), &a).map_err(|e| err(&e))?;
+            let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone()).map_err(std::io::Error::other)?;
+            npz.add_array(format!("param/{name}"), &a).map_err(npz_err)?;
         }
-        let arr = |v: Vec<f32>, shape: &[usize]| ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape");
-        npz.add_array("example/input", &arr(input, &[1, planes, h, w])).map_err(|e| err(&e))?;
-        npz.add_array("example/mask", &arr(mask, &[1, 1, h, w])).map_err(|e| err(&e))?;
-        npz.add_array("example/policy_logits", &arr(policy, &[1, start.policy_len()])).map_err(|e| err(&e))?;
-        npz.add_array("example/value", &arr(value, &[1, 3])).map_err(|e| err(&e))?;
-        let meta_bytes: Array1<u8> = serde_json::to_vec(&meta).expect("metadata serialises").into();
-        npz.add_array("meta", &meta_bytes).map_err(|e| err(&e))?;
-        let buf = npz.finish().map_err(|e| err(&e))?;
-        buf.into_inner().map_err(|e| err(&e))?.sync_all().map_err(|e| err(&e))?;
-    }
-    std::fs::rename(&tmp, out).map_err(|e| err(&e))?;
+        for (name, a) in &example {
+            npz.add_array(*name, a).map_err(npz_err)?;
+        }
+        npz.add_array("meta", &meta_bytes).map_err(npz_err)?;
+        npz.finish().map_err(npz_err)?;
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
     Ok(params.len())
 }

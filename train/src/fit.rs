@@ -15,10 +15,11 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
-use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta, META_FILE, WEIGHTS_FILE};
+use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta};
 use selfplay::net::{masked_log_softmax, PolicyValueNet};
+use selfplay::rundir::{check_format, format_v1, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const OPTIMIZER_FILE: &str = "optimizer.bpk";
 pub const TRAIN_STATE_FILE: &str = "train.json";
@@ -26,6 +27,9 @@ pub const TRAIN_STATE_FILE: &str = "train.json";
 /// What training adds to a checkpoint's metadata.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainState {
+    /// Format version ([`selfplay::rundir::FORMAT_VERSION`]).
+    #[serde(default = "format_v1")]
+    pub format: u32,
     pub step: u64,
     pub samples_seen: u64,
     pub seed: u64,
@@ -72,6 +76,24 @@ impl Losses {
             total: self.total * k,
             policy_entropy: self.policy_entropy * k,
         }
+    }
+}
+
+/// Why fitting stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FitError {
+    #[error("step {step}: the {what} loss is not finite ({value}); fitting stopped before writing a checkpoint (lower train.learning_rate, or look for broken samples)")]
+    NonFinite { step: u64, what: &'static str, value: f32 },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+impl Losses {
+    /// The first loss term that is NaN or infinite, with its value.
+    pub fn non_finite(&self) -> Option<(&'static str, f32)> {
+        [("total", self.total), ("policy", self.policy), ("value", self.value), ("ownership", self.ownership)]
+            .into_iter()
+            .find(|(_, v)| !v.is_finite())
     }
 }
 
@@ -146,6 +168,7 @@ impl Trainer {
         tune_allocator();
         let device = model.device.clone().inner().autodiff();
         let state = TrainState {
+            format: FORMAT_VERSION,
             step: model.meta.step,
             samples_seen: model.meta.samples,
             seed: cfg.seed,
@@ -173,6 +196,7 @@ impl Trainer {
                     path: state_path.display().to_string(),
                     msg: e.to_string(),
                 })?;
+            check_format(&state_path, state.format)?;
             let opt_path = dir.join(OPTIMIZER_FILE);
             if state.optimizer == t.cfg.optimizer && opt_path.exists() {
                 t.optim = optimizer(&t.cfg)
@@ -285,14 +309,16 @@ impl Trainer {
     }
 
     /// Train until the step counter reaches `target`, drawing batches from `window`; `each` is
-    /// called after every step with the step number and its losses.
+    /// called after every step with the step number and its losses. A non-finite loss is an
+    /// error (the weights after that step are not to be saved); a stop request (SIGINT,
+    /// SIGTERM) ends early, at a step the caller can save and resume from.
     pub fn train_until(
         &mut self,
         window: &Window,
         target: u64,
         mut each: impl FnMut(&Trainer, u64, &Losses),
-    ) {
-        while self.state.step < target {
+    ) -> Result<(), FitError> {
+        while self.state.step < target && !selfplay::rundir::stop_requested() {
             let batch = window.batch(
                 self.cfg.batch_size,
                 self.cfg.seed,
@@ -300,8 +326,12 @@ impl Trainer {
                 self.cfg.augment,
             );
             let l = self.step(&batch);
+            if let Some((what, value)) = l.non_finite() {
+                return Err(FitError::NonFinite { step: self.state.step, what, value });
+            }
             each(self, self.state.step, &l);
         }
+        Ok(())
     }
 
     /// The network as an inference model (running batch-norm statistics, plain device).
@@ -314,22 +344,13 @@ impl Trainer {
     }
 
     /// Write a training checkpoint to `dir` atomically (weights, metadata, optimizer, state).
+    /// Weights whose outputs are not finite are refused: such a checkpoint would break every
+    /// process that loads it.
     pub fn save(&self, dir: &Path, parent: Option<String>) -> Result<(), ModelError> {
         let mut model = self.model();
         model.meta.parent = parent;
-        save_checkpoint(dir, |tmp| {
-            let w = tmp.join(WEIGHTS_FILE);
-            model
-                .net
-                .clone()
-                .save_file(&w)
-                .map_err(|e| model_err(&w, e))?;
-            let m = tmp.join(META_FILE);
-            std::fs::write(
-                &m,
-                serde_json::to_string_pretty(&model.meta).expect("metadata serialises"),
-            )
-            .map_err(|e| model_err(&m, e))?;
+        model.check_finite(&model.meta.game, dir)?;
+        save_checkpoint(dir, &model.net, &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);
             self.optim.save(&o).map_err(|e| model_err(&o, e))?;
             let s = tmp.join(TRAIN_STATE_FILE);
@@ -351,41 +372,4 @@ struct BatchTensors {
     policy_weight: Tensor<2>,
     value: Tensor<2>,
     ownership: Tensor<2>,
-}
-
-/// Checkpoint directories of a run (`models/NNNNNN` with both weights and metadata), by step.
-pub fn checkpoints(run: &Path) -> Vec<(u64, PathBuf)> {
-    let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(run.join("models"))
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join(WEIGHTS_FILE).is_file() && p.join(META_FILE).is_file())
-        .filter_map(|p| {
-            p.file_name()?
-                .to_str()?
-                .parse::<u64>()
-                .ok()
-                .map(|s| (s, p.clone()))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// The directory of the checkpoint at `step`.
-pub fn checkpoint_dir(run: &Path, step: u64) -> PathBuf {
-    run.join("models").join(format!("{step:06}"))
-}
-
-/// The `best` pointer of a run: the name of the best checkpoint directory.
-pub fn read_best(run: &Path) -> Option<PathBuf> {
-    let name = std::fs::read_to_string(run.join("models").join("best")).ok()?;
-    let dir = run.join("models").join(name.trim());
-    dir.join(WEIGHTS_FILE).is_file().then_some(dir)
-}
-
-/// Point `best` at a checkpoint directory of the run, atomically.
-pub fn write_best(run: &Path, checkpoint: &Path) -> Result<(), eval::EvalError> {
-    let name = checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    eval::players::write_best_pointer(&run.join("models"), &name)
 }

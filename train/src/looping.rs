@@ -1,24 +1,32 @@
 //! `train loop`: self-play with the best model, fit, gate, rate, repeat.
 //!
-//! The run directory is the whole state (DESIGN.md): `config.toml` (the frozen config),
-//! `models/` (checkpoints and the `best` pointer), `selfplay/` (shards and records), `eval/`
-//! (matches, ratings), `tb/` (TensorBoard) and `loop.json`, which says which phase of which
-//! iteration comes next. Every phase writes its results atomically before `loop.json` moves
-//! on, so a loop killed at any moment resumes at the phase it was in: self-play replays that
-//! iteration's games (a shard written just before the kill only adds data), fitting resumes
-//! from the newest checkpoint towards the same target step, and a gate starts again.
+//! The run directory ([`selfplay::rundir::RunDir`]) is the whole state: the frozen config,
+//! checkpoints and the `best` pointer, shards, match results, TensorBoard events, and
+//! `loop.json`, which says which phase of which iteration comes next. Every phase writes its
+//! results atomically before `loop.json` moves on, and every phase can tell that its results
+//! are already there, so a loop killed at any moment resumes without duplicating anything:
+//! - self-play: the iteration's shard is named after it; if it exists the games are not
+//!   played again (record files without their shard are removed and replayed);
+//! - fitting resumes from the newest checkpoint towards the same target step;
+//! - gate and rating matches are found in `eval/matches.jsonl` by players and seed, and their
+//!   results reused (so a promotion is rated even when the kill came right after it).
+//!
+//! The loop holds the run's `train` and `gate` roles ([`RunDir::lock`]): a second loop, fit
+//! or promoting gate on the same run is refused with the holder named.
 
 use crate::config::TrainConfig;
-use crate::fit::{checkpoint_dir, checkpoints, read_best, write_best, Losses, Trainer};
+use crate::fit::{Losses, Trainer};
 use crate::tb::EventWriter;
 use crate::window::Window;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+use burn::tensor::Device;
 use eval::{Contestant, EvalConfig, MatchOutput, RatingOptions};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
+use selfplay::rundir::{check_format, format_v1, write_atomic, RoleLock, RunDir, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// The `[loop]` table of a config.
@@ -97,6 +105,9 @@ pub enum Phase {
 /// `loop.json`: where the loop stands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoopState {
+    /// Format version ([`selfplay::rundir::FORMAT_VERSION`]).
+    #[serde(default = "format_v1")]
+    pub format: u32,
     pub iteration: u32,
     pub phase: Phase,
     /// Whether the gate of this iteration promoted its candidate (read by the rate phase).
@@ -104,26 +115,40 @@ pub struct LoopState {
     pub promoted: bool,
 }
 
-fn state_path(run: &Path) -> PathBuf {
-    run.join("loop.json")
-}
+impl LoopState {
+    fn start_of(iteration: u32) -> LoopState {
+        LoopState { format: FORMAT_VERSION, iteration, phase: Phase::SelfPlay, promoted: false }
+    }
 
-fn save_state(run: &Path, s: &LoopState) -> Result<()> {
-    let path = state_path(run);
-    let tmp = run.join(".loop.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(s)? + "\n").with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
+    fn load(run: &RunDir) -> Result<LoopState> {
+        let path = run.loop_state();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LoopState::start_of(0)),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let state: LoopState = serde_json::from_str(&text).with_context(|| format!("{} is not a loop state", path.display()))?;
+        check_format(&path, state.format)?;
+        Ok(state)
+    }
+
+    fn save(&self, run: &RunDir) -> Result<()> {
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        Ok(write_atomic(&run.loop_state(), text.as_bytes())?)
+    }
 }
 
 /// What one iteration did, for its summary line.
 #[derive(Clone, Debug, Default)]
 pub struct IterationSummary {
     pub iteration: u32,
+    /// Self-play of this iteration was done by an earlier invocation (its figures are not
+    /// known here, and the line says so instead of printing zeros).
+    pub resumed: bool,
     pub games: usize,
     pub samples: usize,
     pub window: usize,
-    pub losses: Losses,
+    pub losses: Option<Losses>,
     pub step: u64,
     pub gate: String,
     pub best: String,
@@ -137,42 +162,22 @@ impl IterationSummary {
             Some((e, lo, hi)) => format!("{e:+.0} [{lo:+.0}, {hi:+.0}]"),
             None => "-".into(),
         };
+        let selfplay = if self.resumed && self.games == 0 {
+            "self-play done before the restart".to_string()
+        } else {
+            format!("{} games {} samples", self.games, self.samples)
+        };
+        let fit = match &self.losses {
+            Some(l) => format!(
+                "step {} loss {:.3} (p {:.3} v {:.3} o {:.3})",
+                self.step, l.total, l.policy, l.value, l.ownership
+            ),
+            None => format!("step {} (fitted before the restart)", self.step),
+        };
         format!(
-            "iter {:>3} | {} games {} samples (window {}) | step {} loss {:.3} (p {:.3} v {:.3} o {:.3}) | gate {} | best {} Elo {} | {:.0} s",
-            self.iteration,
-            self.games,
-            self.samples,
-            self.window,
-            self.step,
-            self.losses.total,
-            self.losses.policy,
-            self.losses.value,
-            self.losses.ownership,
-            self.gate,
-            self.best,
-            elo,
-            self.seconds
+            "iter {:>3} | {selfplay} (window {}) | {fit} | gate {} | best {} Elo {} | {:.0} s",
+            self.iteration, self.window, self.gate, self.best, elo, self.seconds
         )
-    }
-}
-
-/// Freeze the config into the run directory, or check that it matches the frozen one.
-fn freeze_config(run: &Path, config: &Path, text: &str) -> Result<()> {
-    let frozen = run.join("config.toml");
-    match std::fs::read_to_string(&frozen) {
-        Ok(old) if old == text => Ok(()),
-        Ok(_) => bail!(
-            "{} was started with another config ({}); resume it with that file, or start a new run directory for {}",
-            run.display(),
-            frozen.display(),
-            config.display()
-        ),
-        Err(_) => {
-            std::fs::create_dir_all(run).with_context(|| format!("cannot create {}", run.display()))?;
-            let tmp = run.join(".config.toml.tmp");
-            std::fs::write(&tmp, text)?;
-            std::fs::rename(&tmp, &frozen).with_context(|| format!("cannot write {}", frozen.display()))
-        }
     }
 }
 
@@ -187,155 +192,255 @@ pub struct Overrides {
     pub minutes: Option<f64>,
 }
 
-/// Run the loop until its iteration or time limit; returns the summaries of the iterations
-/// completed by this invocation.
-pub fn run_loop(config: &Path, run: &Path, progress: bool, overrides: Overrides, mut report: impl FnMut(&IterationSummary)) -> Result<Vec<IterationSummary>> {
-    let mut cfg = FullConfig::load(config)?;
-    freeze_config(run, config, &cfg.text)?;
-    if let Some(n) = overrides.iterations {
-        cfg.looping.iterations = n;
-    }
-    if let Some(m) = overrides.minutes {
-        cfg.looping.minutes = m;
-    }
-    let device = parse_device(&cfg.looping.device)?;
-    let t_start = Instant::now();
-    let mut tb = EventWriter::create(&run.join("tb")).with_context(|| format!("cannot write TensorBoard events in {}", run.join("tb").display()))?;
+/// A loop in progress: the config, the run, and what every phase needs.
+struct Looper {
+    cfg: FullConfig,
+    run: RunDir,
+    device: Device,
+    tb: EventWriter,
+    progress: bool,
+    threads: usize,
+    gate_visits: u32,
+    rating_visits: u32,
+    _roles: [RoleLock; 2],
+}
 
-    // The first model: a random network, which is also the first best.
-    if checkpoints(run).is_empty() {
-        let model = Model::random(&cfg.run.game, &cfg.run.network, &device, cfg.train.seed).map_err(anyhow::Error::msg)?;
-        let dir = checkpoint_dir(run, 0);
-        Trainer::new(model, cfg.train.clone()).save(&dir, None)?;
-        write_best(run, &dir)?;
-    }
-    if read_best(run).is_none() {
-        let (_, newest) = checkpoints(run).pop().expect("a checkpoint exists");
-        write_best(run, &newest)?;
-    }
-    let mut state: LoopState = match std::fs::read_to_string(state_path(run)) {
-        Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is not a loop state", state_path(run).display()))?,
-        Err(_) => LoopState { iteration: 0, phase: Phase::SelfPlay, promoted: false },
-    };
-    let threads = match cfg.run.selfplay.threads {
-        0 => default_threads(),
-        n => n,
-    };
-    let gate_visits = cfg.eval.gate_visits.unwrap_or(cfg.run.search.visits);
-    let rating_visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
+/// Run the loop until its iteration or time limit, or a stop request (SIGINT/SIGTERM, which
+/// ends it after the phase in progress); returns the summaries of the iterations completed by
+/// this invocation.
+pub fn run_loop(config: &Path, run: &Path, progress: bool, overrides: Overrides, mut report: impl FnMut(&IterationSummary)) -> Result<Vec<IterationSummary>> {
+    let mut looper = Looper::open(config, run, progress, overrides)?;
+    let t_start = Instant::now();
+    let mut state = LoopState::load(&looper.run)?;
     let mut done = Vec::new();
-    let mut summary = IterationSummary { iteration: state.iteration, ..Default::default() };
+    let mut summary = IterationSummary { iteration: state.iteration, resumed: state.phase != Phase::SelfPlay, ..Default::default() };
     let mut t_iter = Instant::now();
     loop {
-        if state.phase == Phase::SelfPlay {
-            let limit_iters = cfg.looping.iterations > 0 && state.iteration >= cfg.looping.iterations;
-            let limit_time = cfg.looping.minutes > 0.0 && t_start.elapsed().as_secs_f64() > cfg.looping.minutes * 60.0;
-            if limit_iters || limit_time {
-                break;
-            }
+        if selfplay::rundir::stop_requested() {
+            eprintln!("stopped at iteration {} before its {:?} phase; run the same command to resume", state.iteration, state.phase);
+            break;
+        }
+        if state.phase == Phase::SelfPlay && looper.limit_reached(state.iteration, t_start) {
+            break;
         }
         let it = state.iteration;
         match state.phase {
             Phase::SelfPlay => {
                 t_iter = Instant::now();
                 summary = IterationSummary { iteration: it, ..Default::default() };
-                let best = read_best(run).context("the run has no best model")?;
-                let model = Model::load(&best, &device)?.for_inference();
-                let name = name_of(&best);
-                let out = RunOutput { run, model: &name, progress };
-                let seed = cfg.train.seed.wrapping_mul(1_000_003).wrapping_add(it as u64 * 1000);
-                let s = generate(&cfg.run, |_| NetEvaluator::new(&model), cfg.looping.games, threads, seed, &out)?;
-                summary.games = s.games;
-                summary.samples = s.samples;
-                let _ = tb.scalar("selfplay/decisions_per_second", (s.plies as f64 / s.seconds.max(1e-9)) as f32, it as u64);
-                let _ = tb.scalar("selfplay/mean_length", (s.plies as f64 / s.games.max(1) as f64) as f32, it as u64);
+                looper.self_play(it, &mut summary)?;
                 state.phase = Phase::Fit;
             }
             Phase::Fit => {
-                let window = Window::load(run, &cfg.train)?;
-                summary.window = window.len();
-                let (_, newest) = checkpoints(run).pop().expect("a checkpoint exists");
-                let mut trainer = Trainer::resume(&newest, cfg.train.clone(), &device)?;
-                let target = (it as u64 + 1) * cfg.train.steps;
-                let mut sum = Losses::default();
-                let mut n = 0u32;
-                let t0 = Instant::now();
-                let start = trainer.state.step;
-                trainer.train_until(&window, target, |t, step, l| {
-                    sum.add(l);
-                    n += 1;
-                    if step % 10 == 0 || step == target {
-                        let rate = ((step - start) * t.cfg.batch_size as u64) as f32 / t0.elapsed().as_secs_f32();
-                        let _ = l.log(&mut tb, step, t.cfg.lr_at(step - 1) as f32, rate);
-                    }
-                });
-                summary.losses = sum.scale(1.0 / n.max(1) as f32);
-                summary.step = trainer.state.step;
-                let dir = checkpoint_dir(run, trainer.state.step);
-                if !dir.join(selfplay::model::WEIGHTS_FILE).is_file() {
-                    trainer.save(&dir, Some(name_of(&newest)))?;
-                }
-                state.phase = Phase::Gate;
+                looper.fit(it, &mut summary)?;
+                state.phase = if selfplay::rundir::stop_requested() { Phase::Fit } else { Phase::Gate };
             }
             Phase::Gate => {
-                let (_, candidate_dir) = checkpoints(run).pop().expect("a checkpoint exists");
-                let best_dir = read_best(run).context("the run has no best model")?;
-                summary.step = summary.step.max(checkpoints(run).last().map(|c| c.0).unwrap_or(0));
-                if candidate_dir == best_dir {
-                    summary.gate = "skipped (no new checkpoint)".into();
-                    state.promoted = false;
-                } else {
-                    let load = |dir: &Path| -> Result<Contestant> {
-                        let m = Model::load(dir, &device)?;
-                        Ok(Contestant::network(&m, &name_of(dir), gate_visits, &cfg.run.search))
-                    };
-                    let (cand, best) = (load(&candidate_dir)?, load(&best_dir)?);
-                    let out = MatchOutput::in_run(run, &cand, &best, "gate-");
-                    let g = eval::gate(&cfg.run.game, &cand, &best, &cfg.eval, it as u64 + 17, progress, &out)?;
-                    let wdl = g.summary.wdl();
-                    summary.gate = format!(
-                        "{} {}-{}-{} {}",
-                        if g.promoted { "PROMOTED" } else { "rejected" },
-                        wdl.wins,
-                        wdl.draws,
-                        wdl.losses,
-                        if g.decided_by == "sprt" { "(sprt)".to_string() } else { format!("({})", g.decided_by) }
-                    );
-                    let _ = tb.scalar("gate/score", wdl.score() as f32, it as u64);
-                    let _ = tb.scalar("gate/promoted", g.promoted as u8 as f32, it as u64);
-                    if g.promoted {
-                        write_best(run, &candidate_dir)?;
-                    }
-                    state.promoted = g.promoted;
-                }
+                state.promoted = looper.gate(it, &mut summary)?;
                 state.phase = Phase::Rate;
             }
             Phase::Rate => {
-                let best_dir = read_best(run).context("the run has no best model")?;
-                summary.best = name_of(&best_dir);
-                let every = cfg.looping.rating_every;
-                if every > 0 && (it == 0 || state.promoted) && !cfg.eval.rating_baselines.is_empty() {
-                    let m = Model::load(&best_dir, &device)?;
-                    let best = Contestant::network(&m, &name_of(&best_dir), rating_visits, &cfg.run.search);
-                    eval::rating_matches(run, &cfg.run.game, &cfg.run.search, &cfg.eval, &best, it as u64 + 1000, progress)?;
-                }
-                if run.join("eval").is_dir() {
-                    if let Ok(table) = eval::update_ratings(run, RatingOptions::default()) {
-                        let best_name = format!("{}@{}", name_of(&best_dir), rating_visits);
-                        if let Some(r) = table.players.iter().find(|r| r.player.name == best_name || r.player.name.starts_with(&format!("{}@", name_of(&best_dir)))) {
-                            summary.best_elo = Some((r.elo, r.lo, r.hi));
-                            let _ = tb.scalar("elo/best", r.elo as f32, summary.step);
-                        }
-                    }
-                }
-                let _ = tb.flush();
+                looper.rate(it, state.promoted, &mut summary)?;
                 summary.seconds = t_iter.elapsed().as_secs_f64();
                 report(&summary);
                 done.push(summary.clone());
-                state = LoopState { iteration: it + 1, phase: Phase::SelfPlay, promoted: false };
+                state = LoopState::start_of(it + 1);
             }
         }
-        save_state(run, &state)?;
+        state.save(&looper.run)?;
     }
     Ok(done)
+}
+
+impl Looper {
+    /// Load the config, take the run's roles, freeze the config, clean up after killed
+    /// writers, and make sure the run has a first checkpoint and a best pointer.
+    fn open(config: &Path, run: &Path, progress: bool, overrides: Overrides) -> Result<Looper> {
+        let mut cfg = FullConfig::load(config)?;
+        if let Some(n) = overrides.iterations {
+            cfg.looping.iterations = n;
+        }
+        if let Some(m) = overrides.minutes {
+            cfg.looping.minutes = m;
+        }
+        let run = RunDir::new(run);
+        std::fs::create_dir_all(run.root()).with_context(|| format!("cannot create {}", run.root().display()))?;
+        let roles = [run.lock("train")?, run.lock("gate")?];
+        for lock in &roles {
+            if let Some(previous) = &lock.previous {
+                eprintln!("note: the previous holder of this run ({previous}) ended without releasing it; resuming");
+            }
+        }
+        run.freeze_config(config, &cfg.text)?;
+        for p in run.clean_stale_temporaries() {
+            eprintln!("removed {} (left by a writer that was killed)", p.display());
+        }
+        let device = parse_device(&cfg.looping.device)?;
+        let tb = EventWriter::create(&run.tensorboard()).with_context(|| format!("cannot write TensorBoard events in {}", run.tensorboard().display()))?;
+        let threads = match cfg.run.selfplay.threads {
+            0 => default_threads(),
+            n => n,
+        };
+        let gate_visits = cfg.eval.gate_visits.unwrap_or(cfg.run.search.visits);
+        let rating_visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
+        let looper = Looper { cfg, run, device, tb, progress, threads, gate_visits, rating_visits, _roles: roles };
+        looper.first_checkpoint()?;
+        Ok(looper)
+    }
+
+    /// A random network is the first checkpoint and the first best. A best pointer that
+    /// exists but is broken is an error, never replaced by an ungated checkpoint.
+    fn first_checkpoint(&self) -> Result<()> {
+        if self.run.checkpoints().is_empty() {
+            let model = Model::random(&self.cfg.run.game, &self.cfg.run.network, &self.device, self.cfg.train.seed).map_err(anyhow::Error::msg)?;
+            let dir = self.run.checkpoint(0);
+            Trainer::new(model, self.cfg.train.clone()).save(&dir, None)?;
+        }
+        if self.run.best()?.is_none() {
+            let first = &self.run.checkpoints()[0].1;
+            self.run.set_best(first)?;
+        }
+        Ok(())
+    }
+
+    fn limit_reached(&self, iteration: u32, t_start: Instant) -> bool {
+        let l = &self.cfg.looping;
+        let iterations = l.iterations > 0 && iteration >= l.iterations;
+        let minutes = l.minutes > 0.0 && t_start.elapsed().as_secs_f64() > l.minutes * 60.0;
+        iterations || minutes
+    }
+
+    fn best(&self) -> Result<std::path::PathBuf> {
+        self.run.best()?.context("the run has no best model")
+    }
+
+    /// Load a checkpoint that must play the config's game with finite outputs.
+    fn load_checked(&self, dir: &Path) -> Result<Model> {
+        let model = Model::load(dir, &self.device)?;
+        model.check_plays(&self.cfg.run.game, dir)?;
+        model.check_finite(&self.cfg.run.game, dir)?;
+        Ok(model)
+    }
+
+    fn self_play(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
+        if let Some(shard) = self.run.iteration_shard(it) {
+            eprintln!("iteration {it}: self-play already written ({}), not replayed", shard.display());
+            summary.resumed = true;
+            return Ok(());
+        }
+        self.run.remove_orphan_records(it)?;
+        let best = self.best()?;
+        let model = self.load_checked(&best)?.for_inference();
+        let name = name_of(&best);
+        let out = RunOutput { run: &self.run, model: &name, iteration: Some(it), progress: self.progress };
+        let seed = self.cfg.train.seed.wrapping_mul(1_000_003).wrapping_add(it as u64 * 1000);
+        let s = generate(&self.cfg.run, |_| NetEvaluator::new(&model), self.cfg.looping.games, self.threads, seed, &out)?;
+        summary.games = s.games;
+        summary.samples = s.samples;
+        let _ = self.tb.scalar("selfplay/decisions_per_second", (s.plies as f64 / s.seconds.max(1e-9)) as f32, it as u64);
+        let _ = self.tb.scalar("selfplay/mean_length", (s.plies as f64 / s.games.max(1) as f64) as f32, it as u64);
+        Ok(())
+    }
+
+    fn fit(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
+        let window = Window::load(&self.run, &self.cfg.run.game, &self.cfg.train)?;
+        summary.window = window.len();
+        let newest = self.run.newest_checkpoint().context("the run has no checkpoint")?;
+        let mut trainer = Trainer::resume(&newest, self.cfg.train.clone(), &self.device)?;
+        let target = (it as u64 + 1) * self.cfg.train.steps;
+        let mut sum = Losses::default();
+        let mut n = 0u32;
+        let t0 = Instant::now();
+        let start = trainer.state.step;
+        let tb = &mut self.tb;
+        trainer.train_until(&window, target, |t, step, l| {
+            sum.add(l);
+            n += 1;
+            if step % 10 == 0 || step == target {
+                let rate = ((step - start) * t.cfg.batch_size as u64) as f32 / t0.elapsed().as_secs_f32();
+                let _ = l.log(tb, step, t.cfg.lr_at(step - 1) as f32, rate);
+            }
+        })?;
+        summary.losses = (n > 0).then(|| sum.scale(1.0 / n as f32));
+        summary.step = trainer.state.step;
+        let dir = self.run.checkpoint(trainer.state.step);
+        if trainer.state.step > start {
+            trainer.save(&dir, Some(name_of(&newest)))?;
+        }
+        Ok(())
+    }
+
+    /// Gate the newest checkpoint against the best; returns whether it was promoted. A gate
+    /// already in `eval/matches.jsonl` (the loop was killed after it) is not played again.
+    fn gate(&mut self, it: u32, summary: &mut IterationSummary) -> Result<bool> {
+        let candidate_dir = self.run.newest_checkpoint().context("the run has no checkpoint")?;
+        let best_dir = self.best()?;
+        summary.step = summary.step.max(self.run.checkpoints().last().map(|c| c.0).unwrap_or(0));
+        let seed = it as u64 + 17;
+        let (a, b) = (format!("{}@{}", name_of(&candidate_dir), self.gate_visits), format!("{}@{}", name_of(&best_dir), self.gate_visits));
+        let earlier = eval::results::find_summary(&self.run.matches(), "gate", &a, &b, seed)?;
+        if candidate_dir == best_dir {
+            // Either nothing new was trained, or this iteration's gate promoted it before a
+            // kill: its summary says which.
+            let promoted_here = self.promoted_in_iteration(&candidate_dir, seed)?;
+            summary.gate = if promoted_here { "PROMOTED (before the restart)".into() } else { "skipped (no new checkpoint)".into() };
+            return Ok(promoted_here);
+        }
+        let summary_line = match earlier {
+            Some(s) => s,
+            None => {
+                let (cand, best) = (self.contestant(&candidate_dir, self.gate_visits)?, self.contestant(&best_dir, self.gate_visits)?);
+                let out = MatchOutput::in_run(self.run.root(), &cand, &best, "gate-");
+                eval::gate(&self.cfg.run.game, &cand, &best, &self.cfg.eval, seed, self.progress, &out)?.summary
+            }
+        };
+        let promoted = summary_line.promoted.unwrap_or(false);
+        let wdl = summary_line.wdl();
+        summary.gate = format!("{} {}-{}-{}", if promoted { "PROMOTED" } else { "rejected" }, wdl.wins, wdl.draws, wdl.losses);
+        let _ = self.tb.scalar("gate/score", wdl.score() as f32, it as u64);
+        let _ = self.tb.scalar("gate/promoted", promoted as u8 as f32, it as u64);
+        if promoted {
+            self.run.set_best(&candidate_dir)?;
+        }
+        Ok(promoted)
+    }
+
+    /// Whether `checkpoint` was promoted by the gate of seed `seed` (found in the results).
+    fn promoted_in_iteration(&self, checkpoint: &Path, seed: u64) -> Result<bool> {
+        let name = format!("{}@{}", name_of(checkpoint), self.gate_visits);
+        let path = self.run.matches();
+        if !path.is_file() {
+            return Ok(false);
+        }
+        let all = eval::results::read_summaries(&self.run.eval())?;
+        Ok(all.iter().any(|s| s.kind == "gate" && s.a.name == name && s.seed == seed && s.promoted == Some(true)))
+    }
+
+    fn contestant(&self, dir: &Path, visits: u32) -> Result<Contestant> {
+        let m = self.load_checked(dir)?;
+        Ok(Contestant::network(&m, &name_of(dir), visits, &self.cfg.run.search))
+    }
+
+    /// Rate the best model against the baselines (at iteration 0 and after a promotion), then
+    /// refresh the rating table.
+    fn rate(&mut self, it: u32, promoted: bool, summary: &mut IterationSummary) -> Result<()> {
+        let best_dir = self.best()?;
+        summary.best = name_of(&best_dir);
+        let (cfg, every) = (&self.cfg, self.cfg.looping.rating_every);
+        if every > 0 && (it == 0 || promoted) && !cfg.eval.rating_baselines.is_empty() {
+            let best = self.contestant(&best_dir, self.rating_visits)?;
+            eval::rating_matches(self.run.root(), &cfg.run.game, &cfg.run.search, &cfg.eval, &best, it as u64 + 1000, self.progress)?;
+        }
+        if self.run.eval().is_dir() {
+            if let Ok(table) = eval::update_ratings(self.run.root(), RatingOptions::default()) {
+                let best_name = format!("{}@{}", name_of(&best_dir), self.rating_visits);
+                if let Some(r) = table.players.iter().find(|r| r.player.name == best_name) {
+                    summary.best_elo = Some((r.elo, r.lo, r.hi));
+                    let _ = self.tb.scalar("elo/best", r.elo as f32, summary.step);
+                }
+            }
+        }
+        let _ = self.tb.flush();
+        Ok(())
+    }
 }

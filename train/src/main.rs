@@ -5,10 +5,11 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
+use selfplay::rundir::{install_stop_handler, RunDir};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::TrainConfig;
-use train::fit::{checkpoint_dir, checkpoints, read_best, write_best, Losses, Trainer};
+use train::fit::{Losses, Trainer};
 use train::tb::EventWriter;
 use train::window::Window;
 
@@ -37,7 +38,6 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
-    /// Training samples per second of the config's network at its batch size.
     /// The whole pipeline: self-play with the best model, fit, gate, rate, repeat; resumable
     /// after a kill at any moment. Ends with the rating table of the run.
     Loop {
@@ -64,6 +64,7 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Training samples per second of the config's network at its batch size.
     Bench {
         #[arg(long)]
         config: PathBuf,
@@ -93,11 +94,13 @@ fn main() -> Result<()> {
         Cmd::Export { model, out } => {
             let dir = eval::players::resolve_checkpoint(&model)?;
             let m = Model::load(&dir, &parse_device("cpu")?)?;
+            m.check_finite(&m.meta.game, &dir)?;
             let n = train::export::export(&m, &out).map_err(anyhow::Error::msg)?;
             println!("{n} arrays of {} (step {}) -> {}", dir.display(), m.meta.step, out.display());
             Ok(())
         }
         Cmd::Loop { config, run, iterations, minutes, quiet } => {
+            install_stop_handler();
             let t0 = Instant::now();
             let overrides = train::looping::Overrides { iterations, minutes };
             let done = train::looping::run_loop(&config, &run, !quiet, overrides, |s| println!("{}", s.line()))?;
@@ -105,7 +108,8 @@ fn main() -> Result<()> {
             match eval::update_ratings(&run, eval::RatingOptions::default()) {
                 Ok(table) => {
                     println!("{}", eval::ratings::format_table(&table));
-                    println!("ratings: {} and {}", run.join("eval/ratings.json").display(), run.join("eval/ratings.svg").display());
+                    let r = RunDir::new(&run);
+                    println!("ratings: {} and {}", r.ratings_json().display(), r.ratings_svg().display());
                 }
                 Err(e) => println!("no ratings yet: {e}"),
             }
@@ -121,17 +125,19 @@ fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
     Ok((cfg, train))
 }
 
-/// The trainer for a run: resumed from its newest checkpoint, or a fresh network.
+/// The trainer for a run: resumed from its newest checkpoint (which must play the config's
+/// game), or a fresh network.
 fn open_trainer(
-    run: &Path,
+    run: &RunDir,
     cfg: &RunConfig,
     train: &TrainConfig,
     device: &str,
 ) -> Result<(Trainer, Option<String>)> {
     let device = parse_device(device)?;
-    match checkpoints(run).pop() {
-        Some((_, dir)) => {
+    match run.newest_checkpoint() {
+        Some(dir) => {
             let t = Trainer::resume(&dir, train.clone(), &device)?;
+            t.model().check_plays(&cfg.game, &dir)?;
             Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
         }
         None => {
@@ -150,8 +156,11 @@ fn fit(
     device: &str,
 ) -> Result<()> {
     let (cfg, train) = load_config(config)?;
-    let window = Window::load(run, &train)?;
+    let run = &RunDir::new(run);
+    let _role = run.lock("train")?;
+    install_stop_handler();
     let (mut trainer, parent) = open_trainer(run, &cfg, &train, device)?;
+    let window = Window::load(run, &cfg.game, &train)?;
     let start = trainer.state.step;
     let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
     if target <= start {
@@ -169,10 +178,10 @@ fn fit(
             format!(" ({} skipped)", window.skipped.len())
         }
     );
-    let mut tb = EventWriter::create(&run.join("tb")).with_context(|| {
+    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
         format!(
             "cannot write TensorBoard events in {}",
-            run.join("tb").display()
+            run.tensorboard().display()
         )
     })?;
     let bar = ProgressBar::new(target - start);
@@ -200,23 +209,25 @@ fn fit(
             tb_error.get_or_insert(e);
         }
         if every > 0 && step % every == 0 && step < target {
-            let dir = checkpoint_dir(run, step);
+            let dir = run.checkpoint(step);
             if let Err(e) = t.save(&dir, last.clone()) {
                 eprintln!("warning: checkpoint {} failed: {e}", dir.display());
             } else {
                 last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
             }
         }
-    });
+    })?;
     bar.finish_and_clear();
     if let Some(e) = tb_error {
         eprintln!("warning: TensorBoard events not written: {e}");
     }
-    let dir = checkpoint_dir(run, trainer.state.step);
+    if selfplay::rundir::stop_requested() {
+        eprintln!("stopped at step {} of {target}: saving it; `train fit --until {target}` continues", trainer.state.step);
+    }
+    let dir = run.checkpoint(trainer.state.step);
     trainer.save(&dir, last)?;
-    if read_best(run).is_none() {
-        write_best(run, &dir)
-            .with_context(|| format!("cannot write {}", run.join("models/best").display()))?;
+    if run.best()?.is_none() {
+        run.set_best(&dir)?;
     }
     let mean = sum.scale(1.0 / n.max(1) as f32);
     println!(
@@ -249,9 +260,11 @@ fn bench(
     let dir =
         std::env::temp_dir().join(format!("lifeline-zero-train-bench-{}", std::process::id()));
     // A window of real positions: a few uniform self-play games.
+    let scratch = RunDir::new(&dir);
     let out = selfplay::generate::RunOutput {
-        run: &dir,
+        run: &scratch,
         model: "random",
+        iteration: None,
         progress: false,
     };
     let mut quick = cfg.clone();
@@ -266,7 +279,7 @@ fn bench(
         0,
         &out,
     )?;
-    let window = Window::load(&dir, &train)?;
+    let window = Window::load(&scratch, &cfg.game, &train)?;
     let _ = std::fs::remove_dir_all(&dir);
     let device = parse_device(device)?;
     let model = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;

@@ -6,8 +6,9 @@ use engine::board::{Board, Symmetry};
 use engine::encode::{transform_planes, transform_policy};
 use engine::{Game, GameConfig};
 use rand::{Rng, SeedableRng};
-use selfplay::shard::{read_shard, read_shard_meta, ShardMeta};
-use std::path::{Path, PathBuf};
+use selfplay::rundir::RunDir;
+use selfplay::shard::{read_shard, read_shard_meta, Shard, ShardMeta};
+use std::path::PathBuf;
 
 /// Errors of the window; each names the file or directory.
 #[derive(Debug, thiserror::Error)]
@@ -62,83 +63,28 @@ pub struct Window {
     samples: Vec<SampleView>,
 }
 
-/// Sample shards of a run, oldest first (their names start with a millisecond time stamp).
-pub fn list_shards(run: &Path) -> Result<Vec<PathBuf>, WindowError> {
-    if !run.is_dir() {
-        return Err(WindowError::NoRun(run.display().to_string()));
-    }
-    let dir = run.join("selfplay");
-    let mut shards: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|x| x == "npz")
-                    && p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("shard-"))
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    shards.sort_by_key(|p| shard_order(p));
-    Ok(shards)
-}
-
-/// Sort key of a shard name `shard-<millis>-<pid>[...].npz`: time stamp first, then the name.
-fn shard_order(p: &Path) -> (u128, String) {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stamp = name
-        .trim_start_matches("shard-")
-        .split(['-', '.'])
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (stamp, name)
-}
-
 impl Window {
-    /// Load the newest shards of `run` until the window is full. Corrupt or truncated shards
-    /// are skipped with a warning naming the file (on stderr, and in `skipped`); shards of
-    /// another game or shape than the newest one are skipped too.
-    pub fn load(run: &Path, cfg: &TrainConfig) -> Result<Window, WindowError> {
-        let shards = list_shards(run)?;
+    /// Load the newest shards of `run` until the window is full. Only shards of `game` with
+    /// its tensor shapes are used; shards of another game or shape, corrupt or truncated
+    /// shards, and samples holding NaN or infinite numbers are skipped with a warning naming
+    /// them (on stderr, and in `skipped`).
+    pub fn load(run: &RunDir, game: &GameConfig, cfg: &TrainConfig) -> Result<Window, WindowError> {
+        if !run.root().is_dir() {
+            return Err(WindowError::NoRun(run.root().display().to_string()));
+        }
+        let expected = ShardMeta::new(game, "", 0).map_err(|e| WindowError::Io {
+            path: "config".into(),
+            msg: e.to_string(),
+        })?;
         let mut skipped = Vec::new();
         let mut skip = |msg: String| {
             eprintln!("warning: {msg}");
             skipped.push(msg);
         };
-        // First pass, newest first, metadata only: which shards match the newest one, and how
-        // many samples the run has generated (which sets the window's size).
-        let mut metas: Vec<(PathBuf, ShardMeta)> = Vec::new();
-        for path in shards.iter().rev() {
-            match read_shard_meta(path) {
-                Ok(meta) => {
-                    if let Some((_, newest)) = metas.first() {
-                        if !same_shape(newest, &meta) {
-                            skip(format!("{}: skipped, its samples ({}) have another shape than the newest shard's", path.display(), meta.game.label()));
-                            continue;
-                        }
-                    }
-                    metas.push((path.clone(), meta));
-                }
-                Err(e) => skip(format!("{e} (skipped)")),
-            }
-        }
-        let Some((first_path, newest)) = metas.first().cloned() else {
-            return Err(WindowError::Empty(
-                run.join("selfplay").display().to_string(),
-            ));
-        };
+        let metas = matching_shards(run, &expected, &mut skip);
         let total: usize = metas.iter().map(|(_, m)| m.samples).sum();
         let want = cfg.window_size(total);
-        let game = newest.game.clone();
-        let start = game.start().map_err(|e| WindowError::Io {
-            path: first_path.display().to_string(),
-            msg: e.to_string(),
-        })?;
-        let board = start.board().clone();
+        let start = game.start().map_err(|e| WindowError::Io { path: "config".into(), msg: e.to_string() })?;
         // Second pass: the arrays of the newest shards until the window is full.
         let mut samples = Vec::with_capacity(want);
         let mut used = Vec::new();
@@ -154,42 +100,31 @@ impl Window {
                 }
             };
             used.push(path.clone());
-            for i in 0..shard.meta.samples.min(want - samples.len()) {
-                samples.push(SampleView {
-                    inputs: shard
-                        .inputs
-                        .index_axis(ndarray::Axis(0), i)
-                        .iter()
-                        .copied()
-                        .collect(),
-                    legal: shard.legal.row(i).iter().map(|&l| l as f32).collect(),
-                    policy: shard.policy.row(i).to_vec(),
-                    policy_weight: shard.policy_weight[i],
-                    value: [
-                        shard.value[[i, 0]],
-                        shard.value[[i, 1]],
-                        shard.value[[i, 2]],
-                    ],
-                    ownership: shard
-                        .ownership
-                        .index_axis(ndarray::Axis(0), i)
-                        .iter()
-                        .copied()
-                        .collect(),
-                });
+            let mut broken = 0;
+            for i in 0..shard.meta.samples {
+                if samples.len() >= want {
+                    break;
+                }
+                let s = sample_of(&shard, i);
+                if s.is_finite() {
+                    samples.push(s);
+                } else {
+                    broken += 1;
+                }
+            }
+            if broken > 0 {
+                skip(format!("{}: {broken} samples with NaN or infinite numbers skipped", path.display()));
             }
         }
         if samples.is_empty() {
-            return Err(WindowError::Empty(
-                run.join("selfplay").display().to_string(),
-            ));
+            return Err(WindowError::Empty(run.selfplay().display().to_string()));
         }
         used.reverse();
         Ok(Window {
-            game,
-            board,
-            planes: newest.planes,
-            policy_len: newest.policy_len,
+            game: game.clone(),
+            board: start.board().clone(),
+            planes: expected.planes,
+            policy_len: expected.policy_len,
             total_samples: total,
             shards: used,
             skipped,
@@ -244,10 +179,54 @@ impl Window {
     }
 }
 
-fn same_shape(a: &ShardMeta, b: &ShardMeta) -> bool {
-    a.game == b.game
-        && (a.planes, a.height, a.width, a.policy_len)
-            == (b.planes, b.height, b.width, b.policy_len)
+/// First pass, newest first, metadata only: the shards whose samples have `expected`'s game
+/// and shapes.
+fn matching_shards(run: &RunDir, expected: &ShardMeta, skip: &mut impl FnMut(String)) -> Vec<(PathBuf, ShardMeta)> {
+    let mut metas = Vec::new();
+    for path in run.shards().iter().rev() {
+        match read_shard_meta(path) {
+            Ok(meta) if meta.same_input(expected) => metas.push((path.clone(), meta)),
+            Ok(meta) => skip(format!(
+                "{}: skipped, its samples are of {} ({} planes, {}x{}), the config trains {} ({} planes, {}x{})",
+                path.display(),
+                meta.game.label(),
+                meta.planes,
+                meta.height,
+                meta.width,
+                expected.game.label(),
+                expected.planes,
+                expected.height,
+                expected.width
+            )),
+            Err(e) => skip(format!("{e} (skipped)")),
+        }
+    }
+    metas
+}
+
+/// Sample `i` of a shard, in flat arrays.
+fn sample_of(shard: &Shard, i: usize) -> SampleView {
+    SampleView {
+        inputs: shard.inputs.index_axis(ndarray::Axis(0), i).iter().copied().collect(),
+        legal: shard.legal.row(i).iter().map(|&l| l as f32).collect(),
+        policy: shard.policy.row(i).to_vec(),
+        policy_weight: shard.policy_weight[i],
+        value: [shard.value[[i, 0]], shard.value[[i, 1]], shard.value[[i, 2]]],
+        ownership: shard.ownership.index_axis(ndarray::Axis(0), i).iter().copied().collect(),
+    }
+}
+
+impl SampleView {
+    /// Whether every number of the sample is finite (a NaN target would make every loss NaN).
+    pub fn is_finite(&self) -> bool {
+        let all = |v: &[f32]| v.iter().all(|x| x.is_finite());
+        all(&self.inputs)
+            && all(&self.legal)
+            && all(&self.policy)
+            && all(&self.value)
+            && all(&self.ownership)
+            && self.policy_weight.is_finite()
+    }
 }
 
 /// 1 on the board's cells, 0 elsewhere on its grid.

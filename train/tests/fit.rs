@@ -8,11 +8,16 @@ use selfplay::net::NetConfig;
 use selfplay::shard::{write_shard, Sample, ShardMeta};
 use std::path::{Path, PathBuf};
 use train::config::{OptimizerKind, Schedule, TrainConfig};
-use train::fit::{checkpoint_dir, checkpoints, Trainer};
+use selfplay::rundir::RunDir;
+use train::fit::Trainer;
 use train::window::{board_mask, inverse, transform_sample, SampleView, Window};
 
 fn game(json: &str) -> GameConfig {
     serde_json::from_str(json).unwrap()
+}
+
+fn lifeline3() -> GameConfig {
+    game(r#"{"game":"lifeline","options":{"size":3}}"#)
 }
 
 fn tiny_net() -> NetConfig {
@@ -101,6 +106,8 @@ fn write_samples(run: &Path, cfg: &GameConfig, name: &str, s: &[Sample]) {
         policy_len: start.policy_len(),
         samples: s.len(),
         games: 1,
+        format: selfplay::rundir::FORMAT_VERSION,
+        seed: None,
     };
     write_shard(&run.join("selfplay").join(name), &meta, s).unwrap();
 }
@@ -121,12 +128,12 @@ fn training_overfits_a_handful_of_samples() {
         augment: false,
         ..TrainConfig::default()
     };
-    let window = Window::load(&run, &tc).unwrap();
+    let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
     assert_eq!(window.len(), 8);
     let model = Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap();
     let mut t = Trainer::new(model, tc.clone());
     let mut history = Vec::new();
-    t.train_until(&window, 600, |_, _, l| history.push(*l));
+    t.train_until(&window, 600, |_, _, l| history.push(*l)).unwrap();
     let first = history[..5].iter().map(|l| l.total).sum::<f32>() / 5.0;
     let last: Vec<_> = history[history.len() - 10..].to_vec();
     let mean =
@@ -252,7 +259,7 @@ fn batches_are_drawn_from_the_seed_and_step_alone() {
     let run = temp_run("batches");
     write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 30, 2));
     let tc = TrainConfig::default();
-    let w = Window::load(&run, &tc).unwrap();
+    let w = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
     let a = w.batch(16, 5, 7, true);
     let b = w.batch(16, 5, 7, true);
     let c = w.batch(16, 5, 8, true);
@@ -274,9 +281,9 @@ fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
             learning_rate: 0.01,
             ..TrainConfig::default()
         };
-        let window = Window::load(&run, &tc).unwrap();
+        let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
         // Both runs start from the same saved initial checkpoint.
-        let init = checkpoint_dir(&run, 0);
+        let init = RunDir::new(&run).checkpoint(0);
         Trainer::new(
             Model::random(&cfg, &tiny_net(), &Device::flex(), 9).unwrap(),
             tc.clone(),
@@ -286,17 +293,17 @@ fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
         let device = Device::flex();
 
         let mut one = Trainer::resume(&init, tc.clone(), &device).unwrap();
-        one.train_until(&window, 6, |_, _, _| {});
+        one.train_until(&window, 6, |_, _, _| {}).unwrap();
 
         let mut first = Trainer::resume(&init, tc.clone(), &device).unwrap();
-        first.train_until(&window, 4, |_, _, _| {});
-        first.save(&checkpoint_dir(&run, 4), None).unwrap();
+        first.train_until(&window, 4, |_, _, _| {}).unwrap();
+        first.save(&RunDir::new(&run).checkpoint(4), None).unwrap();
         drop(first); // "killed" after its checkpoint
-        let newest = checkpoints(&run).pop().unwrap();
+        let newest = RunDir::new(&run).checkpoints().pop().unwrap();
         assert_eq!(newest.0, 4);
         let mut second = Trainer::resume(&newest.1, tc.clone(), &device).unwrap();
         assert_eq!(second.state.step, 4);
-        second.train_until(&window, 6, |_, _, _| {});
+        second.train_until(&window, 6, |_, _, _| {}).unwrap();
 
         let probe = window.batch(8, 123, 0, false);
         let run_model = |m: Model| {
@@ -328,7 +335,7 @@ fn corrupt_shards_are_skipped_with_the_file_named() {
     std::fs::write(run.join("selfplay/shard-2-1.npz"), b"PK\x03\x04 truncated").unwrap();
     let full = std::fs::read(run.join("selfplay/shard-1-1.npz")).unwrap();
     std::fs::write(run.join("selfplay/shard-3-1.npz"), &full[..full.len() / 2]).unwrap();
-    let w = Window::load(&run, &TrainConfig::default()).unwrap();
+    let w = Window::load(&RunDir::new(&run), &cfg, &TrainConfig::default()).unwrap();
     assert_eq!(w.len(), 10, "the good shard is used");
     assert_eq!(w.skipped.len(), 2, "{:?}", w.skipped);
     assert!(w.skipped.iter().any(|m| m.contains("shard-2-1.npz")));
@@ -339,7 +346,7 @@ fn corrupt_shards_are_skipped_with_the_file_named() {
 #[test]
 fn a_missing_run_directory_is_a_clear_error() {
     let missing = std::env::temp_dir().join("lifeline-zero-no-such-run");
-    let e = Window::load(&missing, &TrainConfig::default())
+    let e = Window::load(&RunDir::new(&missing), &lifeline3(), &TrainConfig::default())
         .err()
         .unwrap()
         .to_string();
@@ -348,7 +355,7 @@ fn a_missing_run_directory_is_a_clear_error() {
         "{e}"
     );
     let empty = temp_run("empty");
-    let e = Window::load(&empty, &TrainConfig::default())
+    let e = Window::load(&RunDir::new(&empty), &lifeline3(), &TrainConfig::default())
         .err()
         .unwrap()
         .to_string();

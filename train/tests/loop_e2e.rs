@@ -130,7 +130,7 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     }
     // It continued rather than starting over: one checkpoint per iteration, and at most one
     // self-play shard more than iterations (the games of a phase cut short are played again).
-    let steps: Vec<u64> = train::fit::checkpoints(&run).iter().map(|c| c.0).collect();
+    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run).checkpoints().iter().map(|c| c.0).collect();
     assert_eq!(steps, vec![0, 4, 8, 12]);
     let shards = files(&run.join("selfplay"), "shard-").len();
     assert!((3..=4).contains(&shards), "{shards} shards");

@@ -1,0 +1,728 @@
+//! The run directory: the one place that knows its layout and how it is written.
+//!
+//! ```text
+//! RUN/config.toml              the frozen config (another config for the same run is refused)
+//! RUN/loop.json                the loop's iteration and phase
+//! RUN/models/NNNNNN/           checkpoints (weights.bpk, meta.json, optimizer.bpk, train.json)
+//! RUN/models/best              the name of the best checkpoint, one line
+//! RUN/selfplay/shard-S.npz     samples; S = <millis>-<pid> or <millis>-it<iteration>
+//! RUN/selfplay/records-S.jsonl the games of the shard with the same S
+//! RUN/eval/matches.jsonl       one summary line per match or gate
+//! RUN/eval/games-*.jsonl       the games of the matches
+//! RUN/eval/ratings.{json,svg}  the rating table
+//! RUN/tb/                      TensorBoard event files
+//! RUN/locks/ROLE.lock          who holds a role of the run (host, pid)
+//! ```
+//!
+//! Every file is written through [`write_atomic`] (temporary name, fsync, rename, fsync of the
+//! directory), so a reader never sees half a file and a kill loses only the file being
+//! written. Temporary names carry the writer's pid ([`temporary_name`]); those of dead writers
+//! are removed by [`RunDir::clean_stale_temporaries`].
+
+use crate::model::{META_FILE, WEIGHTS_FILE};
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The format of every metadata file this build writes (checkpoint meta, shard meta, loop
+/// state). Files without a version are version 1; a newer one is refused by [`check_format`].
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The `format` of a metadata file written before versions were recorded.
+pub fn format_v1() -> u32 {
+    1
+}
+
+/// Errors of the run directory; each names the path, and I/O errors keep their cause.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    #[error("{}: cannot {action}", path.display())]
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: {why}", path.display())]
+    Invalid { path: PathBuf, why: String },
+    #[error(
+        "{} is in use: its `{role}` role is held by {holder}; stop that process first, or use another run directory",
+        run.display()
+    )]
+    Locked {
+        run: PathBuf,
+        role: String,
+        holder: String,
+    },
+    #[error(
+        "{}: format version {found} is newer than this build reads ({FORMAT_VERSION}); use a newer build",
+        path.display()
+    )]
+    Format { path: PathBuf, found: u32 },
+}
+
+fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> RunDirError + 'a {
+    move |source| RunDirError::Io { path: path.to_path_buf(), action, source }
+}
+
+/// Refuse a metadata file written by a newer format than this build reads.
+pub fn check_format(path: &Path, found: u32) -> Result<(), RunDirError> {
+    if found > FORMAT_VERSION {
+        return Err(RunDirError::Format { path: path.to_path_buf(), found });
+    }
+    Ok(())
+}
+
+/// The temporary name a writer uses for `path`: `.NAME.tmp-PID` beside it.
+pub fn temporary_name(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// The pid of a temporary name, if `name` is one.
+fn temporary_owner(name: &str) -> Option<u32> {
+    let (head, pid) = name.rsplit_once(".tmp-")?;
+    (head.starts_with('.')).then_some(())?;
+    pid.parse().ok()
+}
+
+/// fsync a directory, so that a rename inside it survives a power cut.
+fn sync_dir(dir: &Path) -> Result<(), RunDirError> {
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir, "sync the directory"))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Write a file atomically: `fill` writes into a temporary file beside `path`, which is then
+/// fsynced, renamed over `path`, and the directory fsynced. On any error the temporary file
+/// is removed and `path` is untouched.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
+) -> Result<(), RunDirError> {
+    let dir = parent_of(path);
+    std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
+    let tmp = temporary_name(path);
+    let written = (|| {
+        let mut out = io::BufWriter::new(File::create(&tmp)?);
+        fill(&mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })();
+    if let Err(source) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(RunDirError::Io { path: path.to_path_buf(), action: "write", source });
+    }
+    interruption_point();
+    if let Err(source) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(RunDirError::Io { path: path.to_path_buf(), action: "rename into place", source });
+    }
+    sync_dir(dir)
+}
+
+/// [`write_atomic_with`] for bytes already in memory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
+    write_atomic_with(path, |out| out.write_all(bytes))
+}
+
+/// Write a directory atomically: `fill` writes its files into a temporary sibling, whose files
+/// are fsynced before it is renamed over `dir` (a checkpoint is never seen half written).
+pub fn write_dir_atomic<E: From<RunDirError>>(
+    dir: &Path,
+    fill: impl FnOnce(&Path) -> Result<(), E>,
+) -> Result<(), E> {
+    let parent = parent_of(dir);
+    std::fs::create_dir_all(parent).map_err(io_error(parent, "create the directory"))?;
+    let tmp = temporary_name(dir);
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io_error(&tmp, "create the directory"))?;
+    if let Err(e) = fill(&tmp).and_then(|()| sync_files(&tmp).map_err(E::from)) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    interruption_point();
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(io_error(dir, "replace the directory"))?;
+    }
+    std::fs::rename(&tmp, dir).map_err(io_error(dir, "rename into place"))?;
+    Ok(sync_dir(parent)?)
+}
+
+fn sync_files(dir: &Path) -> Result<(), RunDirError> {
+    for entry in std::fs::read_dir(dir).map_err(io_error(dir, "list the directory"))? {
+        let p = entry.map_err(io_error(dir, "list the directory"))?.path();
+        File::open(&p).and_then(|f| f.sync_all()).map_err(io_error(&p, "sync the file"))?;
+    }
+    sync_dir(dir)
+}
+
+/// A run directory. Building one does no I/O; every path of a run comes from here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+/// A shard of the run and its paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardPaths {
+    pub shard: PathBuf,
+    pub records: PathBuf,
+}
+
+impl RunDir {
+    pub fn new(root: impl Into<PathBuf>) -> RunDir {
+        RunDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    pub fn loop_state(&self) -> PathBuf {
+        self.root.join("loop.json")
+    }
+
+    pub fn models(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
+    /// The checkpoint directory of training step `step`.
+    pub fn checkpoint(&self, step: u64) -> PathBuf {
+        self.models().join(format!("{step:06}"))
+    }
+
+    pub fn best_pointer(&self) -> PathBuf {
+        self.models().join("best")
+    }
+
+    pub fn selfplay(&self) -> PathBuf {
+        self.root.join("selfplay")
+    }
+
+    /// The shard and record file of stamp `stamp` (see [`RunDir::new_stamp`]).
+    pub fn shard(&self, stamp: &str) -> ShardPaths {
+        ShardPaths {
+            shard: self.selfplay().join(format!("shard-{stamp}.npz")),
+            records: self.selfplay().join(format!("records-{stamp}.jsonl")),
+        }
+    }
+
+    /// A stamp no other shard of the run has: the time in milliseconds (shards sort by it)
+    /// and, for a loop iteration, the iteration (which makes replaying it detectable), else
+    /// the pid.
+    pub fn new_stamp(iteration: Option<u32>) -> String {
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        match iteration {
+            Some(it) => format!("{millis}-it{it:06}"),
+            None => format!("{millis}-{}", std::process::id()),
+        }
+    }
+
+    pub fn eval(&self) -> PathBuf {
+        self.root.join("eval")
+    }
+
+    /// Where match and gate summaries are appended.
+    pub fn matches(&self) -> PathBuf {
+        self.eval().join("matches.jsonl")
+    }
+
+    pub fn ratings_json(&self) -> PathBuf {
+        self.eval().join("ratings.json")
+    }
+
+    pub fn ratings_svg(&self) -> PathBuf {
+        self.eval().join("ratings.svg")
+    }
+
+    pub fn tensorboard(&self) -> PathBuf {
+        self.root.join("tb")
+    }
+
+    fn lock_file(&self, role: &str) -> PathBuf {
+        self.root.join("locks").join(format!("{role}.lock"))
+    }
+
+    /// Complete checkpoints of the run (`models/NNNNNN` with weights and metadata), by step.
+    pub fn checkpoints(&self) -> Vec<(u64, PathBuf)> {
+        let mut out: Vec<(u64, PathBuf)> = list(&self.models())
+            .filter(|p| is_checkpoint(p))
+            .filter_map(|p| Some((p.file_name()?.to_str()?.parse().ok()?, p)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The newest complete checkpoint.
+    pub fn newest_checkpoint(&self) -> Option<PathBuf> {
+        self.checkpoints().pop().map(|(_, p)| p)
+    }
+
+    /// Sample shards of the run, oldest first (their stamps start with the time).
+    pub fn shards(&self) -> Vec<PathBuf> {
+        let mut shards: Vec<PathBuf> = list(&self.selfplay())
+            .filter(|p| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                name.starts_with("shard-") && name.ends_with(".npz")
+            })
+            .collect();
+        shards.sort_by_key(|p| stamp_order(p));
+        shards
+    }
+
+    /// The shard a loop iteration wrote, if its write completed.
+    pub fn iteration_shard(&self, iteration: u32) -> Option<PathBuf> {
+        let suffix = format!("-it{iteration:06}.npz");
+        self.shards().into_iter().find(|p| p.to_string_lossy().ends_with(&suffix))
+    }
+
+    /// Remove the record files of a loop iteration whose shard was never written (a kill
+    /// between the two writes), so replaying the iteration leaves one copy of its games.
+    pub fn remove_orphan_records(&self, iteration: u32) -> Result<(), RunDirError> {
+        let suffix = format!("-it{iteration:06}.jsonl");
+        for p in list(&self.selfplay()) {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.starts_with("records-") && name.ends_with(&suffix) {
+                std::fs::remove_file(&p).map_err(io_error(&p, "remove the orphan record file"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The checkpoint `models/best` names. `Ok(None)` when the run has no pointer yet; an
+    /// error when it is unreadable, empty, or names anything but a complete checkpoint of
+    /// this run (a corrupt pointer is never silently replaced by another checkpoint).
+    pub fn best(&self) -> Result<Option<PathBuf>, RunDirError> {
+        let pointer = self.best_pointer();
+        let text = match std::fs::read_to_string(&pointer) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(RunDirError::Io { path: pointer, action: "read", source }),
+        };
+        let invalid = |why: String| RunDirError::Invalid { path: pointer.clone(), why };
+        let name = text.trim();
+        if !is_checkpoint_name(name) {
+            return Err(invalid(format!(
+                "the best pointer must name a checkpoint directory such as 000120 (it holds {:?}); write a valid name or remove the file",
+                name.chars().take(40).collect::<String>()
+            )));
+        }
+        let dir = self.models().join(name);
+        if !is_checkpoint(&dir) {
+            return Err(invalid(format!("the best pointer names {name}, which is not a complete checkpoint of this run")));
+        }
+        Ok(Some(dir))
+    }
+
+    /// Point `models/best` at `checkpoint`, which must be a complete checkpoint in this run's
+    /// `models/` (a pointer can name nothing else).
+    pub fn set_best(&self, checkpoint: &Path) -> Result<(), RunDirError> {
+        let name = checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let inside = std::fs::canonicalize(parent_of(checkpoint)).ok() == std::fs::canonicalize(self.models()).ok();
+        if !inside || !is_checkpoint_name(&name) || !is_checkpoint(checkpoint) {
+            return Err(RunDirError::Invalid {
+                path: checkpoint.to_path_buf(),
+                why: format!("not a complete checkpoint of the run {}; the best pointer can only name one", self.root.display()),
+            });
+        }
+        write_atomic(&self.best_pointer(), format!("{name}\n").as_bytes())
+    }
+
+    /// Freeze the config text into the run (creating the run directory), or check that it is
+    /// the text the run was started with.
+    pub fn freeze_config(&self, source: &Path, text: &str) -> Result<(), RunDirError> {
+        let frozen = self.config();
+        match std::fs::read_to_string(&frozen) {
+            Ok(old) if old == text => Ok(()),
+            Ok(_) => Err(RunDirError::Invalid {
+                path: frozen,
+                why: format!(
+                    "the run was started with another config; resume it with that file, or start a new run directory for {}",
+                    source.display()
+                ),
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => write_atomic(&frozen, text.as_bytes()),
+            Err(source) => Err(RunDirError::Io { path: frozen, action: "read", source }),
+        }
+    }
+
+    /// Take the role `role` (`train`, `gate`, ...) of this run for as long as the returned
+    /// lock lives. Refused, with the holder named, while another live process holds it; the
+    /// operating system releases the lock of a process that dies, so a dead holder never
+    /// blocks (and is reported in [`RoleLock::previous`]).
+    pub fn lock(&self, role: &str) -> Result<RoleLock, RunDirError> {
+        let path = self.lock_file(role);
+        let dir = parent_of(&path);
+        std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_error(&path, "open the lock file"))?;
+        let mut holder = String::new();
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let _ = file.read_to_string(&mut holder);
+                return Err(RunDirError::Locked {
+                    run: self.root.clone(),
+                    role: role.into(),
+                    holder: describe_holder(&holder),
+                });
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(RunDirError::Io { path, action: "lock", source });
+            }
+        }
+        file.read_to_string(&mut holder).map_err(io_error(&path, "read the lock file"))?;
+        let previous = (!holder.trim().is_empty()).then(|| describe_holder(&holder));
+        let me = format!("{} {}\n", std::process::id(), host_name());
+        (|| {
+            file.set_len(0)?;
+            file.rewind()?;
+            file.write_all(me.as_bytes())?;
+            file.sync_all()
+        })()
+        .map_err(io_error(&path, "write the lock file"))?;
+        Ok(RoleLock { file, path, previous })
+    }
+
+    /// Remove temporary files and directories of writers that are no longer running (a kill
+    /// in the middle of a write leaves one). Returns what was removed.
+    pub fn clean_stale_temporaries(&self) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for dir in [self.root.clone(), self.models(), self.selfplay(), self.eval()] {
+            for p in list(&dir) {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let Some(pid) = temporary_owner(&name) else { continue };
+                if process_alive(pid) {
+                    continue;
+                }
+                let gone = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+                if gone.is_ok() {
+                    removed.push(p);
+                }
+            }
+        }
+        removed
+    }
+}
+
+/// The checkpoint directory a path names: `RUN/models/best` follows the run's best pointer
+/// ([`RunDir::best`]: it must name a complete checkpoint of that run), a `weights.bpk` file
+/// stands for its directory, and any other path must be a checkpoint directory.
+pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
+    let invalid = |why: &str| RunDirError::Invalid { path: path.to_path_buf(), why: why.into() };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name == "best" && !path.is_dir() {
+        let run = path.parent().and_then(Path::parent).map(RunDir::new);
+        let Some(run) = run.filter(|r| r.best_pointer() == path) else {
+            return Err(invalid("a best pointer lives at RUN/models/best"));
+        };
+        return match run.best() {
+            Ok(Some(dir)) => Ok(dir),
+            Ok(None) => Err(invalid("the run has no best pointer yet")),
+            Err(RunDirError::Invalid { why, .. }) => Err(invalid(&why)),
+            Err(e) => Err(e),
+        };
+    }
+    if !path.exists() {
+        return Err(invalid("no such checkpoint directory (expected random, mcts:N, or a path such as runs/x/models/000120@64)"));
+    }
+    if path.is_file() {
+        return match path.parent() {
+            Some(dir) if name == WEIGHTS_FILE => Ok(dir.to_path_buf()),
+            _ => Err(invalid("is a file; a checkpoint is a directory such as runs/x/models/000120")),
+        };
+    }
+    Ok(path.to_path_buf())
+}
+
+/// A role of a run held by this process; dropping it releases the role.
+#[derive(Debug)]
+pub struct RoleLock {
+    file: File,
+    path: PathBuf,
+    /// The holder recorded by a process that died without releasing the role.
+    pub previous: Option<String>,
+}
+
+impl Drop for RoleLock {
+    fn drop(&mut self) {
+        // An empty file tells the next holder that this one ended cleanly.
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+        let _ = &self.path;
+    }
+}
+
+fn describe_holder(text: &str) -> String {
+    let mut parts = text.split_whitespace();
+    match (parts.next(), parts.next()) {
+        (Some(pid), Some(host)) => format!("pid {pid} on {host}"),
+        _ => "another process".into(),
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// Whether process `pid` runs on this machine (`true` where that cannot be known, so a file
+/// that may be in use is never removed).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+fn list(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(dir).into_iter().flatten().filter_map(|e| e.ok().map(|e| e.path()))
+}
+
+fn is_checkpoint_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_checkpoint(dir: &Path) -> bool {
+    dir.join(WEIGHTS_FILE).is_file() && dir.join(META_FILE).is_file()
+}
+
+/// Sort key of `shard-<millis>-<rest>.npz`: the time stamp, then the name.
+fn stamp_order(p: &Path) -> (u128, String) {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let millis = name.trim_start_matches("shard-").split(['-', '.']).next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (millis, name)
+}
+
+static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+/// Install the handler of SIGINT and SIGTERM: the first asks the program to stop after the
+/// write in progress ([`stop_requested`]) and says so; a second one exits at once (every file
+/// is written atomically, so that too loses nothing already written).
+pub fn install_stop_handler() {
+    #[cfg(unix)]
+    signals::install();
+}
+
+#[cfg(unix)]
+mod signals {
+    use super::{SIGNALS, STOP_REQUESTED};
+    use std::os::raw::c_int;
+    use std::sync::atomic::Ordering;
+
+    extern "C" {
+        fn signal(signum: c_int, handler: usize) -> usize;
+        fn write(fd: c_int, buf: *const u8, count: usize) -> isize;
+        fn _exit(status: c_int) -> !;
+    }
+    const SIGINT: c_int = 2;
+    const SIGTERM: c_int = 15;
+
+    /// Only async-signal-safe calls here: atomics, write(2), _exit(2).
+    extern "C" fn on_signal(_: c_int) {
+        const FIRST: &[u8] = b"\nstopping: finishing the write in progress (interrupt again to stop at once; nothing written is lost either way)\n";
+        const SECOND: &[u8] = b"\nstopped at once\n";
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffers are static.
+        unsafe {
+            if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+                STOP_REQUESTED.store(true, Ordering::SeqCst);
+                write(2, FIRST.as_ptr(), FIRST.len());
+            } else {
+                write(2, SECOND.as_ptr(), SECOND.len());
+                _exit(130);
+            }
+        }
+    }
+
+    pub fn install() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: the handler is a plain extern "C" function that only touches atomics and
+        // makes async-signal-safe calls.
+        ONCE.call_once(|| unsafe {
+            signal(SIGINT, on_signal as extern "C" fn(c_int) as usize);
+            signal(SIGTERM, on_signal as extern "C" fn(c_int) as usize);
+        });
+    }
+}
+
+/// Whether SIGINT or SIGTERM asked the program to stop.
+pub fn stop_requested() -> bool {
+    STOP_REQUESTED.load(Ordering::SeqCst)
+}
+
+/// Ask the program to stop, as a signal would (for tests and for roles that end others).
+pub fn request_stop() {
+    STOP_REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Before each rename of an atomic write: where kill tests (`LIFELINE_KILL_AT_RENAME=N`, the
+/// N-th rename of the process, counting from 1) stop the process, as a crash there would.
+/// A test hook the size of one environment read; strace's fault injection does the same from
+/// outside where strace exists.
+fn interruption_point() {
+    static RENAMES: AtomicUsize = AtomicUsize::new(0);
+    static KILL_AT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let at = *KILL_AT.get_or_init(|| std::env::var("LIFELINE_KILL_AT_RENAME").ok().and_then(|v| v.parse().ok()));
+    if let Some(at) = at {
+        if RENAMES.fetch_add(1, Ordering::SeqCst) + 1 == at {
+            // SIGKILL-like: no destructors, no flushing.
+            std::process::abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> RunDir {
+        let dir = std::env::temp_dir().join(format!("lz-rundir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        RunDir::new(dir)
+    }
+
+    fn fake_checkpoint(run: &RunDir, step: u64) -> PathBuf {
+        let dir = run.checkpoint(step);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(WEIGHTS_FILE), b"w").unwrap();
+        std::fs::write(dir.join(META_FILE), b"{}").unwrap();
+        dir
+    }
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary() {
+        let run = scratch("atomic");
+        let p = run.root().join("a").join("x.txt");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        let names: Vec<_> = list(p.parent().unwrap()).collect();
+        assert_eq!(names, vec![p.clone()]);
+        // A failing writer leaves the old file and no temporary.
+        let e = write_atomic_with(&p, |_| Err(io::Error::other("disk on fire"))).unwrap_err();
+        assert!(e.to_string().contains("x.txt"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(list(p.parent().unwrap()).count(), 1);
+    }
+
+    #[test]
+    fn best_pointer_names_only_checkpoints_of_the_run() {
+        let run = scratch("best");
+        assert!(run.best().unwrap().is_none());
+        let c = fake_checkpoint(&run, 120);
+        run.set_best(&c).unwrap();
+        assert_eq!(run.best().unwrap(), Some(c));
+        // Another run's checkpoint is refused, and the pointer stays.
+        let other = scratch("best-other");
+        let foreign = fake_checkpoint(&other, 200);
+        let e = run.set_best(&foreign).unwrap_err().to_string();
+        assert!(e.contains("not a complete checkpoint of the run"), "{e}");
+        assert_eq!(run.best().unwrap(), Some(run.checkpoint(120)));
+        // A corrupt pointer is an error naming the file, not a silent fallback.
+        std::fs::write(run.best_pointer(), b"\x00\x01garbage").unwrap();
+        let e = run.best().unwrap_err().to_string();
+        assert!(e.contains("models/best"), "{e}");
+        std::fs::write(run.best_pointer(), b"000999\n").unwrap();
+        assert!(run.best().unwrap_err().to_string().contains("000999"));
+    }
+
+    #[test]
+    fn a_role_is_held_by_one_lock_at_a_time() {
+        let run = scratch("lock");
+        let held = run.lock("train").unwrap();
+        assert!(held.previous.is_none());
+        let e = run.lock("train").unwrap_err().to_string();
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        assert!(e.contains("`train` role"), "{e}");
+        // Other roles are free.
+        let _gate = run.lock("gate").unwrap();
+        drop(held);
+        let again = run.lock("train").unwrap();
+        assert!(again.previous.is_none(), "a clean release leaves no holder behind");
+        // A holder that died (its file still names it, but nobody holds the lock) is reported.
+        drop(again);
+        std::fs::write(run.lock_file("train"), "4000000 elsewhere\n").unwrap();
+        let taken = run.lock("train").unwrap();
+        assert_eq!(taken.previous.as_deref(), Some("pid 4000000 on elsewhere"));
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_writers_are_removed() {
+        let run = scratch("clean");
+        std::fs::create_dir_all(run.selfplay()).unwrap();
+        std::fs::create_dir_all(run.models()).unwrap();
+        let dead = run.selfplay().join(".shard-1-2.npz.tmp-4000000");
+        let dead_dir = run.models().join(".000100.tmp-4000001");
+        let mine = temporary_name(&run.loop_state());
+        let data = run.selfplay().join("shard-1-2.npz");
+        std::fs::write(&dead, b"x").unwrap();
+        std::fs::create_dir_all(&dead_dir).unwrap();
+        std::fs::write(&mine, b"x").unwrap();
+        std::fs::write(&data, b"x").unwrap();
+        let mut removed = run.clean_stale_temporaries();
+        removed.sort();
+        assert_eq!(removed, vec![dead_dir, dead]);
+        assert!(mine.exists() && data.exists());
+    }
+
+    #[test]
+    fn frozen_config_refuses_another_text() {
+        let run = scratch("freeze");
+        run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
+        run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
+        let e = run.freeze_config(Path::new("b.toml"), "x = 2\n").unwrap_err().to_string();
+        assert!(e.contains("config.toml") && e.contains("b.toml"), "{e}");
+    }
+
+    #[test]
+    fn shards_sort_by_time_and_iterations_are_found() {
+        let run = scratch("shards");
+        std::fs::create_dir_all(run.selfplay()).unwrap();
+        for stamp in ["20-it000001", "3-77", "100-it000002"] {
+            let p = run.shard(stamp);
+            std::fs::write(p.shard, b"").unwrap();
+            std::fs::write(p.records, b"").unwrap();
+        }
+        std::fs::write(run.selfplay().join("records-50-it000003.jsonl"), b"").unwrap();
+        let names: Vec<String> = run.shards().iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["shard-3-77.npz", "shard-20-it000001.npz", "shard-100-it000002.npz"]);
+        assert_eq!(run.iteration_shard(2), Some(run.shard("100-it000002").shard));
+        assert_eq!(run.iteration_shard(3), None);
+        run.remove_orphan_records(3).unwrap();
+        assert!(!run.selfplay().join("records-50-it000003.jsonl").exists());
+        assert!(run.shard("20-it000001").records.exists());
+    }
+
+    #[test]
+    fn newer_formats_are_refused() {
+        assert!(check_format(Path::new("m.json"), FORMAT_VERSION).is_ok());
+        let e = check_format(Path::new("m.json"), FORMAT_VERSION + 1).unwrap_err().to_string();
+        assert!(e.contains("m.json") && e.contains("newer"), "{e}");
+    }
+}
