@@ -580,20 +580,39 @@ pub fn request_stop() {
     STOP_REQUESTED.store(true, Ordering::SeqCst);
 }
 
-/// Before each rename of an atomic write: where kill tests (`LIFELINE_KILL_AT_RENAME=N`, the
-/// N-th rename of the process, counting from 1) stop the process, as a crash there would.
-/// A test hook the size of one environment read; strace's fault injection does the same from
-/// outside where strace exists.
+/// Before each rename of an atomic write: where kill tests stop the process as `kill -9`
+/// would (`LIFELINE_KILL_AT_RENAME=N`: at the N-th rename of the process, counting from 1).
+/// The same can be done from outside with
+/// `strace -f -e trace=rename -e inject=rename:signal=KILL:when=N`, where strace exists.
 fn interruption_point() {
     static RENAMES: AtomicUsize = AtomicUsize::new(0);
     static KILL_AT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let at = *KILL_AT.get_or_init(|| std::env::var("LIFELINE_KILL_AT_RENAME").ok().and_then(|v| v.parse().ok()));
-    if let Some(at) = at {
-        if RENAMES.fetch_add(1, Ordering::SeqCst) + 1 == at {
-            // SIGKILL-like: no destructors, no flushing.
-            std::process::abort();
-        }
+    let at = *KILL_AT.get_or_init(|| {
+        std::env::var("LIFELINE_KILL_AT_RENAME")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if at.is_some_and(|at| RENAMES.fetch_add(1, Ordering::SeqCst) + 1 == at) {
+        kill_self();
     }
+}
+
+#[cfg(unix)]
+fn kill_self() -> ! {
+    extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    const SIGKILL: i32 = 9;
+    // SAFETY: sending SIGKILL to this process; it does not return.
+    unsafe {
+        kill(std::process::id() as i32, SIGKILL);
+    }
+    std::process::abort()
+}
+
+#[cfg(not(unix))]
+fn kill_self() -> ! {
+    std::process::abort()
 }
 
 #[cfg(test)]

@@ -136,3 +136,122 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     assert!((3..=4).contains(&shards), "{shards} shards");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Summary lines of `eval/matches.jsonl` as (kind, a, b, seed).
+fn match_keys(run: &Path) -> Vec<(String, String, String, u64)> {
+    let text = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["kind"].as_str().unwrap().to_string(), v["a"]["name"].as_str().unwrap().to_string(), v["b"]["name"].as_str().unwrap().to_string(), v["seed"].as_u64().unwrap()))
+        .collect()
+}
+
+/// What a finished run must hold whatever killed it on the way: one shard and one record file
+/// per iteration, each match once, every promoted checkpoint rated, and the final state.
+fn check_finished_run(run: &Path, iterations: usize, context: &str) {
+    let shards = files(&run.join("selfplay"), "shard-");
+    let records = files(&run.join("selfplay"), "records-");
+    assert_eq!(shards.len(), iterations, "{context}: one shard per iteration: {shards:?}");
+    assert_eq!(records.len(), iterations, "{context}: one record file per iteration: {records:?}");
+    let keys = match_keys(run);
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "{context}: a match was counted twice: {keys:?}");
+    for (kind, a, _, _) in keys.iter().filter(|k| k.0 == "gate") {
+        let v: Vec<_> = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap().lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).collect();
+        let promoted = v.iter().any(|s| s["kind"] == kind.as_str() && s["a"]["name"] == a.as_str() && s["promoted"] == true);
+        if promoted {
+            assert!(keys.iter().any(|k| k.0 == "match" && &k.1 == a), "{context}: promoted {a} was never rated: {keys:?}");
+        }
+    }
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    assert_eq!(state["iteration"], iterations as u64, "{context}");
+    let leftovers: Vec<_> = ["", "models", "selfplay", "eval"].iter().flat_map(|d| files(&run.join(d), ".")).filter(|n| n.contains(".tmp-")).collect();
+    assert!(leftovers.is_empty(), "{context}: temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn a_loop_killed_at_any_rename_resumes_without_duplicates() {
+    let dir = temp("every-rename");
+    let config = dir.join("tiny.toml");
+    // Gates of 2 games promote often, so promotions and their ratings are among the renames.
+    std::fs::write(&config, TINY.replace("max_games = 4", "max_games = 2")).unwrap();
+    let mut killed = 0;
+    for n in 1.. {
+        let run = dir.join(format!("run-{n}"));
+        let status = train_loop(&config, &run, &[]).env("LIFELINE_KILL_AT_RENAME", n.to_string()).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+        if status.success() {
+            // No rename left to kill at: every rename of the run has been covered.
+            check_finished_run(&run, 2, "never killed");
+            break;
+        }
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "rename {n}: killed, not failed");
+        killed += 1;
+        let out = train_loop(&config, &run, &[]).output().unwrap();
+        assert!(out.status.success(), "rename {n}: {}", String::from_utf8_lossy(&out.stderr));
+        check_finished_run(&run, 2, &format!("killed at rename {n}"));
+        let _ = std::fs::remove_dir_all(&run);
+    }
+    assert!(killed >= 10, "a 2-iteration run has at least 10 renames, {killed} were killed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
+    let dir = temp("locked");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    let held = selfplay::rundir::RunDir::new(&run).lock("train").unwrap();
+    let out = train_loop(&config, &run, &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("pid {}", std::process::id())) && stderr.contains("in use"), "{stderr}");
+    assert!(!run.join("selfplay").exists(), "the refused loop wrote nothing");
+    drop(held);
+    let out = train_loop(&config, &run, &["--iterations", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_broken_best_pointer_stops_the_loop_instead_of_promoting_the_newest() {
+    let dir = temp("broken-best");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    assert!(train_loop(&config, &run, &["--iterations", "1"]).output().unwrap().status.success());
+    std::fs::write(run.join("models/best"), "000999\n").unwrap();
+    let out = train_loop(&config, &run, &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("models/best") && stderr.contains("000999"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(run.join("models/best")).unwrap(), "000999\n", "left for a person to fix");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigterm_finishes_the_phase_says_so_and_the_run_resumes() {
+    let dir = temp("sigterm");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY.replace("iterations = 2", "iterations = 0").replace("games = 4\n", "games = 16\n")).unwrap();
+    let run = dir.join("run");
+    let child = train_loop(&config, &run, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while !run.join("models/000004").exists() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "a stop request ends the loop cleanly: {stderr}");
+    assert!(stderr.contains("stopping: finishing the write in progress") && stderr.contains("run the same command to resume"), "{stderr}");
+    // Nothing half written, and the run goes on from where it stopped.
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    let stopped_at = state["iteration"].as_u64().unwrap();
+    let out = train_loop(&config, &run, &["--iterations", &(stopped_at + 1).to_string()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    check_finished_run(&run, stopped_at as usize + 1, "after SIGTERM");
+    let _ = std::fs::remove_dir_all(&dir);
+}
