@@ -159,6 +159,10 @@ fn main() -> Result<()> {
             let rundir = RunDir::new(&run);
             // Only one process may move a run's best pointer at a time.
             let _gate_lock = if promote { Some(rundir.lock("gate")?) } else { None };
+            if let (true, PlayerSpec::Checkpoint { path, .. }) = (promote, PlayerSpec::parse(&candidate)?) {
+                // Refused before the games: a promotion could not be written anyway.
+                rundir.owned_checkpoint(&resolve_checkpoint(&path)?).context("--promote")?;
+            }
             let dev = selfplay::model::parse_device(&device)?;
             let visits = ec.gate_visits.unwrap_or(rc.search.visits);
             let best = best.unwrap_or_else(|| run.join("models").join("best").display().to_string());

@@ -113,3 +113,48 @@ fn gate_between_checkpoints() {
     assert!(ok && text.contains("random never played"), "{text}");
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn results_of_another_game_are_not_added_to_a_run() {
+    let (run, cfg) = setup("other-game");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("config.toml"), CONFIG.replace("size = 4", "size = 5")).unwrap();
+    let (ok, text) = eval(&["match", "random", "random", "--games", "2", "--config", s(&cfg), "--run", s(&run)]);
+    assert!(!ok && text.contains("lifeline-5-strong") && text.contains("lifeline-4-strong"), "{text}");
+    assert!(!run.join("eval").exists(), "nothing was appended");
+    std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn an_unwritable_output_fails_before_any_game_is_played() {
+    let (run, cfg) = setup("unwritable");
+    // A directory under a regular file cannot be created, even by root.
+    let blocker = run.parent().unwrap().join("a-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let out = blocker.join("games.jsonl");
+    let t0 = std::time::Instant::now();
+    let (ok, text) = eval(&["match", "mcts:400", "mcts:400", "--games", "200", "--config", s(&cfg), "--out", s(&out)]);
+    assert!(!ok && text.contains("a-file"), "{text}");
+    assert!(t0.elapsed().as_secs() < 20, "it did not play 200 games first");
+    std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn promoting_a_checkpoint_of_another_run_is_refused() {
+    let (run, cfg) = setup("foreign");
+    let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
+    let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
+    let device = selfplay::model::parse_device("cpu").unwrap();
+    let other = run.parent().unwrap().join("other-run");
+    for (dir, seed) in [(run.join("models/000001"), 1u64), (other.join("models/000002"), 2)] {
+        selfplay::model::Model::random(&rc.game, &net, &device, seed).unwrap().save(&dir).unwrap();
+    }
+    let here = selfplay::rundir::RunDir::new(&run);
+    here.set_best(&run.join("models/000001")).unwrap();
+    let foreign = other.join("models/000002");
+    let (ok, text) = eval(&["gate", "--config", s(&cfg), "--run", s(&run), "--candidate", s(&foreign), "--promote"]);
+    assert!(!ok && text.contains("--promote") && text.contains("not a complete checkpoint of the run"), "{text}");
+    assert!(!run.join("eval").exists(), "refused before playing");
+    assert_eq!(here.best().unwrap(), Some(run.join("models/000001")), "{text}");
+    std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
+}

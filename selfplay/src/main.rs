@@ -125,9 +125,17 @@ fn main() -> Result<()> {
                 0 => default_threads(),
                 n => n,
             };
+            // The shard names the checkpoint itself (`best` is resolved), as the loop's do.
+            let name = match model.as_str() {
+                "random" => model.clone(),
+                spec => resolve_checkpoint(Path::new(spec))?
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| spec.to_string()),
+            };
             let out = RunOutput {
                 run: &run,
-                model: &model,
+                model: &name,
                 iteration: None,
                 progress: true,
             };

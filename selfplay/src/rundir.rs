@@ -328,6 +328,12 @@ impl RunDir {
     /// Point `models/best` at `checkpoint`, which must be a complete checkpoint in this run's
     /// `models/` (a pointer can name nothing else).
     pub fn set_best(&self, checkpoint: &Path) -> Result<(), RunDirError> {
+        let name = self.owned_checkpoint(checkpoint)?;
+        write_atomic(&self.best_pointer(), format!("{name}\n").as_bytes())
+    }
+
+    /// The name of `checkpoint` if it is a complete checkpoint in this run's `models/`.
+    pub fn owned_checkpoint(&self, checkpoint: &Path) -> Result<String, RunDirError> {
         let name = checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let inside = std::fs::canonicalize(parent_of(checkpoint)).ok() == std::fs::canonicalize(self.models()).ok();
         if !inside || !is_checkpoint_name(&name) || !is_checkpoint(checkpoint) {
@@ -336,7 +342,7 @@ impl RunDir {
                 why: format!("not a complete checkpoint of the run {}; the best pointer can only name one", self.root.display()),
             });
         }
-        write_atomic(&self.best_pointer(), format!("{name}\n").as_bytes())
+        Ok(name)
     }
 
     /// Freeze the config text into the run (creating the run directory), or check that it is

@@ -444,3 +444,31 @@ impl Looper {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_iteration_says_what_it_did_not_do_instead_of_printing_zeros() {
+        let resumed = IterationSummary { iteration: 3, resumed: true, step: 40, ..Default::default() };
+        let line = resumed.line();
+        assert!(line.contains("self-play done before the restart") && line.contains("fitted before the restart"), "{line}");
+        assert!(!line.contains("0 games"), "{line}");
+        let fresh = IterationSummary { games: 8, samples: 90, losses: Some(Losses::default()), ..Default::default() };
+        assert!(fresh.line().contains("8 games 90 samples"));
+    }
+
+    #[test]
+    fn loop_state_of_a_newer_format_is_refused() {
+        let dir = std::env::temp_dir().join(format!("lz-loop-state-{}", std::process::id()));
+        let run = RunDir::new(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        LoopState::start_of(2).save(&run).unwrap();
+        assert_eq!(LoopState::load(&run).unwrap().iteration, 2);
+        std::fs::write(run.loop_state(), r#"{"format": 99, "iteration": 1, "phase": "fit"}"#).unwrap();
+        let e = LoopState::load(&run).unwrap_err().to_string();
+        assert!(e.contains("loop.json") && e.contains("newer"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

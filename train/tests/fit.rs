@@ -362,3 +362,50 @@ fn a_missing_run_directory_is_a_clear_error() {
     assert!(e.contains("no readable sample shard"), "{e}");
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+#[test]
+fn samples_with_nan_are_skipped_with_the_shard_named() {
+    let cfg = lifeline3();
+    let run = temp_run("nan-samples");
+    let mut s = samples(&cfg, 10, 5);
+    s[3].value = [f32::NAN, 0.0, 0.0];
+    s[7].inputs[0] = f32::INFINITY;
+    write_samples(&run, &cfg, "shard-1-1.npz", &s);
+    let w = Window::load(&RunDir::new(&run), &cfg, &TrainConfig::default()).unwrap();
+    assert_eq!(w.len(), 8, "the two broken samples are left out");
+    assert!(w.skipped.iter().any(|m| m.contains("shard-1-1.npz") && m.contains("2 samples")), "{:?}", w.skipped);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_diverging_fit_stops_with_an_error_and_writes_no_checkpoint() {
+    let cfg = lifeline3();
+    let run = temp_run("diverge");
+    write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 16, 6));
+    let tc = TrainConfig { batch_size: 8, learning_rate: 1e30, ..TrainConfig::default() };
+    let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
+    let mut t = Trainer::new(Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap(), tc);
+    let e = t.train_until(&window, 50, |_, _, _| {}).unwrap_err().to_string();
+    assert!(e.contains("not finite") && e.contains("learning_rate"), "{e}");
+    // The weights it was left with are refused too, so no broken checkpoint can be written.
+    let dir = RunDir::new(&run).checkpoint(t.state.step);
+    let e = t.save(&dir, None).unwrap_err().to_string();
+    assert!(e.contains("not finite"), "{e}");
+    assert!(RunDir::new(&run).checkpoints().is_empty());
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn the_window_takes_only_the_configs_game_whatever_the_newest_shard() {
+    let three = lifeline3();
+    let four = game(r#"{"game":"lifeline","options":{"size":4}}"#);
+    let run = temp_run("other-game");
+    write_samples(&run, &three, "shard-1-1.npz", &samples(&three, 10, 7));
+    write_samples(&run, &four, "shard-2-1.npz", &samples(&four, 6, 7));
+    let w = Window::load(&RunDir::new(&run), &three, &TrainConfig::default()).unwrap();
+    assert_eq!((w.len(), w.game.clone()), (10, three.clone()));
+    assert!(w.skipped.iter().any(|m| m.contains("shard-2-1.npz") && m.contains("lifeline-4")), "{:?}", w.skipped);
+    let w = Window::load(&RunDir::new(&run), &four, &TrainConfig::default()).unwrap();
+    assert_eq!(w.len(), 6);
+    let _ = std::fs::remove_dir_all(&run);
+}

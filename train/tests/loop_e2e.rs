@@ -255,3 +255,20 @@ fn sigterm_finishes_the_phase_says_so_and_the_run_resumes() {
     check_finished_run(&run, stopped_at as usize + 1, "after SIGTERM");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn fit_with_another_games_config_is_refused() {
+    let dir = temp("fit-other");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    assert!(train_loop(&config, &run, &["--iterations", "1"]).output().unwrap().status.success());
+    let other = dir.join("weak.toml");
+    std::fs::write(&other, TINY.replace("balance = \"strong\"", "balance = \"weak\"")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_train")).args(["fit", "--steps", "2", "--config"]).arg(&other).arg("--run").arg(&run).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("cannot play") && stderr.contains("weak"), "{stderr}");
+    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run).checkpoints().iter().map(|c| c.0).collect();
+    assert_eq!(steps, vec![0, 4], "no checkpoint was trained on");
+    let _ = std::fs::remove_dir_all(&dir);
+}
