@@ -23,6 +23,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use selfplay::model::NetEvaluator;
+use selfplay::driver::LeafBatch;
 use selfplay::search::{Evaluation, Evaluator, Search};
 use std::path::{Path, PathBuf};
 
@@ -181,58 +182,80 @@ pub fn play_games(
     opts: &MatchOptions,
     progress: Option<&ProgressBar>,
 ) -> Result<Vec<GameResult>, EvalError> {
-    let start = game.start().map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
-    let players = [a, b];
-    let mut evals = [side_eval(a, opts.seed ^ 0xA11CE ^ first as u64), side_eval(b, opts.seed ^ 0xB0B ^ first as u64)];
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut next = first;
-    let end = first + count;
-    let mut results: Vec<GameResult> = Vec::new();
-    let mut legal = Vec::new();
-    let mut batch_games: Vec<AnyGame> = Vec::new();
-    let mut batch_legal: Vec<Vec<Action>> = Vec::new();
-    let mut out: Vec<Evaluation> = Vec::new();
+    let mut table = Table::new(game, [a, b], first, count, opts)?;
     loop {
-        while next < end && slots.len() < opts.games_in_flight.max(1) {
-            let open = opening(&start, opts.opening_plies, opts.seed, (next / 2) as u64);
-            let mut game = start.clone();
+        table.start_games();
+        if table.slots.is_empty() {
+            break;
+        }
+        table.play_trivial_moves(progress);
+        for side in 0..2 {
+            table.search_round(side)?;
+        }
+    }
+    let mut results = table.results;
+    results.sort_by_key(|r| r.index);
+    Ok(results)
+}
+
+/// The games of a match in flight, with each side's evaluator.
+struct Table<'a> {
+    game: &'a GameConfig,
+    start: AnyGame,
+    players: [&'a Contestant; 2],
+    opts: &'a MatchOptions,
+    evals: [SideEval<'a>; 2],
+    slots: Vec<Slot>,
+    next: usize,
+    end: usize,
+    results: Vec<GameResult>,
+    batch: LeafBatch<AnyGame>,
+    legal: Vec<Action>,
+}
+
+impl<'a> Table<'a> {
+    fn new(game: &'a GameConfig, players: [&'a Contestant; 2], first: usize, count: usize, opts: &'a MatchOptions) -> Result<Self, EvalError> {
+        let start = game.start().map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
+        let evals = [side_eval(players[0], opts.seed ^ 0xA11CE ^ first as u64), side_eval(players[1], opts.seed ^ 0xB0B ^ first as u64)];
+        Ok(Table { game, start, players, opts, evals, slots: Vec::new(), next: first, end: first + count, results: Vec::new(), batch: LeafBatch::new(), legal: Vec::new() })
+    }
+
+    /// Fill the free places with the next games: game `i` starts after the opening of its
+    /// pair, with A as Black in even games.
+    fn start_games(&mut self) {
+        while self.next < self.end && self.slots.len() < self.opts.games_in_flight.max(1) {
+            let i = self.next;
+            let open = opening(&self.start, self.opts.opening_plies, self.opts.seed, (i / 2) as u64);
+            let mut game = self.start.clone();
             for &x in &open {
                 game.apply(x);
             }
-            let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-            rng.set_stream(1 << 40 | next as u64);
-            slots.push(Slot {
-                index: next,
-                a_colour: if next % 2 == 0 { Player::Black } else { Player::White },
-                game,
-                actions: open.clone(),
-                opening_len: open.len(),
-                searches: [None, None],
-                rng,
-            });
-            next += 1;
+            let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed);
+            rng.set_stream(1 << 40 | i as u64);
+            let a_colour = if i % 2 == 0 { Player::Black } else { Player::White };
+            self.slots.push(Slot { index: i, a_colour, game, opening_len: open.len(), actions: open, searches: [None, None], rng });
+            self.next += 1;
         }
-        if slots.is_empty() {
-            break;
-        }
-        // Trivial decisions, and finished games.
+    }
+
+    /// Decisions that need no search (one legal action, or the random player), and the
+    /// games they finish.
+    fn play_trivial_moves(&mut self, progress: Option<&ProgressBar>) {
         let mut k = 0;
-        while k < slots.len() {
-            let slot = &mut slots[k];
+        while k < self.slots.len() {
+            let slot = &mut self.slots[k];
             while slot.game.outcome().is_none() {
                 let side = slot.side_to_move();
-                slot.game.legal_actions(&mut legal);
-                let random = matches!(players[side].brain, Brain::Random);
-                if legal.len() == 1 || random {
-                    let x = legal[slot.rng.gen_range(0..legal.len())];
-                    slot.play(x);
-                } else {
+                slot.game.legal_actions(&mut self.legal);
+                if self.legal.len() > 1 && !matches!(self.players[side].brain, Brain::Random) {
                     break;
                 }
+                let x = self.legal[slot.rng.gen_range(0..self.legal.len())];
+                slot.play(x);
             }
             if slot.game.outcome().is_some() {
-                let slot = slots.swap_remove(k);
-                results.push(finish(game, &start, slot, a, b));
+                let slot = self.slots.swap_remove(k);
+                self.results.push(finish(self.game, &self.start, slot, self.players[0], self.players[1]));
                 if let Some(p) = progress {
                     p.inc(1);
                 }
@@ -240,46 +263,29 @@ pub fn play_games(
                 k += 1;
             }
         }
-        // Each side: gather leaves from every game where it is to move, one evaluation call.
-        for side in 0..2 {
-            let Some(cfg) = players[side].search_config() else { continue };
-            batch_games.clear();
-            batch_legal.clear();
-            let mut spans = Vec::new();
-            for (k, slot) in slots.iter_mut().enumerate() {
-                if slot.game.outcome().is_some() || slot.side_to_move() != side {
-                    continue;
-                }
-                let root = &slot.game;
-                let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root.clone()));
-                let want = cfg.visits.saturating_sub(search.root_visits()).clamp(1, cfg.batch as u32);
-                search.gather(want as usize);
-                let (g, l) = search.pending();
-                spans.push((k, batch_games.len()..batch_games.len() + g.len()));
-                batch_games.extend_from_slice(g);
-                batch_legal.extend_from_slice(l);
-            }
-            if spans.is_empty() {
-                continue;
-            }
-            if !batch_games.is_empty() {
-                evals[side].evaluate(&batch_games, &batch_legal, &mut out);
-            } else {
-                out.clear();
-            }
-            for (k, span) in spans {
-                let slot = &mut slots[k];
-                let search = slot.searches[side].as_mut().expect("searched above");
-                search.deliver(&out[span]).map_err(|source| EvalError::Search { player: players[side].info.name.clone(), source })?;
-                if search.root_visits() >= cfg.visits {
-                    let x = search.result().best();
-                    slot.play(x);
-                }
+    }
+
+    /// One search round of `side` over every game where it is to move (one evaluator call),
+    /// then its move in every game whose search is complete.
+    fn search_round(&mut self, side: usize) -> Result<(), EvalError> {
+        let Some(cfg) = self.players[side].search_config() else { return Ok(()) };
+        let to_move = |slot: &Slot| slot.game.outcome().is_none() && slot.side_to_move() == side;
+        let searches = self.slots.iter_mut().filter(|s| to_move(s)).map(|slot| {
+            let root = &slot.game;
+            let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root.clone()));
+            let want = cfg.visits.saturating_sub(search.root_visits()).clamp(1, cfg.batch as u32);
+            (search, want as usize)
+        });
+        self.batch.round(searches, &mut self.evals[side]).map_err(|source| EvalError::Search { player: self.players[side].info.name.clone(), source })?;
+        for slot in self.slots.iter_mut().filter(|s| to_move(s)) {
+            let search = slot.searches[side].as_ref().expect("searched above");
+            if search.root_visits() >= cfg.visits {
+                let x = search.result().best();
+                slot.play(x);
             }
         }
+        Ok(())
     }
-    results.sort_by_key(|r| r.index);
-    Ok(results)
 }
 
 fn finish(config: &GameConfig, start: &AnyGame, slot: Slot, a: &Contestant, b: &Contestant) -> GameResult {

@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod config;
 pub mod conv;
+pub mod driver;
 pub mod fused;
 pub mod generate;
 pub mod model;

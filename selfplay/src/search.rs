@@ -11,6 +11,7 @@
 //! player as the first, and keeps the sign (DESIGN.md, "values are backed up from each
 //! decision-maker's point of view").
 
+use crate::driver::LeafBatch;
 use engine::{Action, Game, Player};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -181,7 +182,6 @@ pub struct Search<G: Game> {
     paths: Vec<Vec<u32>>,
     leaf_games: Vec<G>,
     leaf_legal: Vec<Vec<Action>>,
-    evals: Vec<Evaluation>,
     legal: Vec<Action>,
     /// Value of the root as the evaluator saw it (the Gumbel target mixes it in).
     root_eval: f32,
@@ -289,7 +289,6 @@ impl<G: Game> Search<G> {
             paths: Vec::new(),
             leaf_games: Vec::new(),
             leaf_legal: Vec::new(),
-            evals: Vec::new(),
             legal: Vec::new(),
             root_eval: 0.0,
             gumbel: None,
@@ -321,8 +320,9 @@ impl<G: Game> Search<G> {
             self.root_game.outcome().is_none(),
             "search of a finished game"
         );
+        let mut batch = LeafBatch::new();
         if self.nodes[0].state == NodeState::Fresh {
-            self.run_batch(evaluator, 1)?;
+            batch.round([(&mut *self, 1)], evaluator)?;
         }
         if self.config.gumbel {
             self.start_gumbel(rng);
@@ -333,7 +333,7 @@ impl<G: Game> Search<G> {
         let mut stalled = 0;
         while self.nodes[0].visits < target {
             let want = (target - self.nodes[0].visits).min(self.config.batch as u32) as usize;
-            let done = self.run_batch(evaluator, want)?;
+            let done = batch.round([(&mut *self, want)], evaluator)?;
             // Every simulation of a batch ended on a pending leaf: only possible in tiny trees.
             stalled = if done == 0 { stalled + 1 } else { 0 };
             if stalled > 2 {
@@ -624,27 +624,6 @@ impl<G: Game> Search<G> {
             }
         }
         best.1
-    }
-
-    /// Run up to `want` simulations as one evaluation batch; returns how many completed.
-    fn run_batch<E: Evaluator<G>>(
-        &mut self,
-        evaluator: &mut E,
-        want: usize,
-    ) -> Result<usize, SearchError> {
-        let mut completed = self.gather(want);
-        if !self.leaf_games.is_empty() {
-            let mut evals = std::mem::take(&mut self.evals);
-            evaluator.evaluate(
-                &self.leaf_games,
-                &self.leaf_legal[..self.leaf_games.len()],
-                &mut evals,
-            );
-            let delivered = self.deliver(&evals);
-            self.evals = evals;
-            completed += delivered?;
-        }
-        Ok(completed)
     }
 
     /// First half of a batch: run up to `want` simulations down to their leaves. Terminal and

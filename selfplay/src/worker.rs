@@ -1,6 +1,7 @@
 //! Self-play: many games in flight, their leaves evaluated together, samples and records out.
 
-use crate::search::{Evaluation, Evaluator, Search, SearchConfig, SearchError};
+use crate::driver::LeafBatch;
+use crate::search::{Evaluator, Search, SearchConfig, SearchError};
 use crate::shard::Sample;
 use engine::record::{GameRecord, MoveInfo, RecordResult};
 use engine::testing::encode_owned;
@@ -121,9 +122,7 @@ impl SelfPlay<'_> {
         let start = self.game.start().expect("validated game config");
         let mut slots: Vec<Option<Slot>> = Vec::new();
         let mut started = 0;
-        let mut batch_games: Vec<AnyGame> = Vec::new();
-        let mut batch_legal: Vec<Vec<Action>> = Vec::new();
-        let mut evals: Vec<Evaluation> = Vec::new();
+        let mut batch = LeafBatch::new();
         loop {
             // Fill free slots with new games.
             while started < games
@@ -140,27 +139,15 @@ impl SelfPlay<'_> {
             if slots.iter().all(|s| s.is_none()) || crate::rundir::stop_requested() {
                 return Ok(());
             }
-            // Gather leaves from every game, evaluate them in one call, hand the answers back.
-            batch_games.clear();
-            batch_legal.clear();
-            let mut spans = Vec::with_capacity(slots.len());
-            for slot in slots.iter_mut().flatten() {
-                let target = self.target_visits(slot);
-                let want = target
+            // Leaves of every game, one evaluation call.
+            let searches = slots.iter_mut().flatten().map(|slot| {
+                let want = self
+                    .target_visits(slot)
                     .saturating_sub(slot.search.root_visits())
                     .clamp(1, self.search.batch as u32);
-                slot.search.gather(want as usize);
-                let (g, l) = slot.search.pending();
-                spans.push(batch_games.len()..batch_games.len() + g.len());
-                batch_games.extend_from_slice(g);
-                batch_legal.extend_from_slice(l);
-            }
-            if !batch_games.is_empty() {
-                evaluator.evaluate(&batch_games, &batch_legal, &mut evals);
-            }
-            for (slot, span) in slots.iter_mut().flatten().zip(spans) {
-                slot.search.deliver(&evals[span])?;
-            }
+                (&mut slot.search, want as usize)
+            });
+            batch.round(searches, evaluator)?;
             // Move in every game whose search is complete.
             for entry in slots.iter_mut() {
                 let Some(slot) = entry.as_mut() else { continue };
