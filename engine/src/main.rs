@@ -36,29 +36,14 @@ enum Cmd {
     Replay { file: PathBuf },
 }
 
-/// The `game` part of a config file.
-#[derive(serde::Deserialize)]
-struct ConfigFile {
-    #[serde(flatten)]
-    game: GameConfig,
-}
-
 fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
     match config {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
             let table: toml::Table = toml::from_str(&text).with_context(|| format!("{} is not valid TOML", p.display()))?;
-            let game = table.get("game").cloned().with_context(|| format!("{}: no `game` field", p.display()))?;
-            let mut t = toml::Table::new();
-            t.insert("game".into(), game);
-            if let Some(o) = table.get("options") {
-                t.insert("options".into(), o.clone());
-            } else {
-                t.insert("options".into(), toml::Value::Table(Default::default()));
-            }
-            let cfg: ConfigFile = t.try_into().with_context(|| format!("{}: bad game options", p.display()))?;
-            cfg.game.start().with_context(|| format!("{}: [options]", p.display()))?;
-            Ok(cfg.game)
+            let game = GameConfig::from_toml(&table).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            game.start().with_context(|| format!("{}: [options]", p.display()))?;
+            Ok(game)
         }
         None => serde_json::from_str(json).context("--game is not a valid game description"),
     }
