@@ -5,6 +5,7 @@
 //! The search is generic over [`engine::Game`] and over an [`search::Evaluator`], so it runs
 //! with a network, with uniform priors, or with any other scorer.
 
+pub mod backend;
 pub mod bench;
 pub mod config;
 pub mod conv;

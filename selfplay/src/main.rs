@@ -206,7 +206,7 @@ fn bench_net(
     let variants: Vec<(&str, Model)> = if layers {
         vec![
             ("burn", model.for_inference()),
-            ("burn-layers", model.unfused()),
+            ("burn-layers", model.on_burn_layers()),
         ]
     } else {
         vec![("burn", model)]

@@ -11,12 +11,12 @@
 //! training crate adds its optimizer state to the same directory. `meta.json` holds a checksum
 //! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
-use crate::fused::FusedNet;
+use crate::backend::{Backend, BurnLayers};
 use crate::net::{NetConfig, PolicyValueNet};
 use crate::rundir::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::Device;
 use engine::{Action, Game, GameConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -141,12 +141,12 @@ pub fn parse_device(name: &str) -> Result<Device, ModelError> {
 /// A network with the metadata that says what it plays.
 #[derive(Debug)]
 pub struct Model {
-    pub net: PolicyValueNet,
+    /// Private so the backend always runs this network (see [`Model::with_net`]).
+    net: PolicyValueNet,
     pub meta: ModelMeta,
     pub device: Device,
-    /// The folded CPU inference network, built by [`Model::for_inference`] on the `flex`
-    /// device ([`crate::fused`]); `None` elsewhere, where [`Model::run`] uses `net`.
-    fused: Option<FusedNet>,
+    /// What runs `net`: burn's layers, or the backend [`Model::for_inference`] chose.
+    backend: Box<dyn Backend>,
 }
 
 impl Model {
@@ -261,35 +261,54 @@ impl Model {
         }
     }
 
-    /// A model of `net` (training or inference mode, as given).
+    /// A model of `net` (training or inference mode, as given), run by burn's layers.
     pub fn new(net: PolicyValueNet, meta: ModelMeta, device: Device) -> Model {
+        let backend = Box::new(BurnLayers::new(net.clone(), device.clone()));
         Model {
             net,
             meta,
             device,
-            fused: None,
+            backend,
         }
     }
 
-    /// The same network moved to inference mode (batch norm with running statistics); on the
-    /// CPU (`flex`) device with its batch norm folded into a faster layout ([`crate::fused`]).
+    /// The network, as the backend runs it.
+    pub fn net(&self) -> &PolicyValueNet {
+        &self.net
+    }
+
+    /// The network and metadata, for training.
+    pub fn into_parts(self) -> (PolicyValueNet, ModelMeta, Device) {
+        (self.net, self.meta, self.device)
+    }
+
+    /// The same model with another network (same metadata and device).
+    pub fn with_net(self, net: PolicyValueNet) -> Model {
+        Model::new(net, self.meta, self.device)
+    }
+
+    /// The same network moved to inference mode (batch norm with running statistics), run by
+    /// the fastest backend for its device ([`crate::backend::choose`]).
     pub fn for_inference(&self) -> Model {
         let device = self.device.clone().inner();
         let net = self.net.valid().to_device(&device);
-        let fused = (device == Device::flex()).then(|| FusedNet::fold(&net));
+        let backend = crate::backend::choose(&net, &device);
         Model {
             net,
             meta: self.meta.clone(),
             device,
-            fused,
+            backend,
         }
     }
 
-    /// The same model without the folded network, so [`Model::run`] uses burn's own layers
-    /// (for comparisons and tests).
-    pub fn unfused(mut self) -> Model {
-        self.fused = None;
-        self
+    /// The same model run by burn's own layers whatever the device (for comparisons and tests).
+    pub fn on_burn_layers(self) -> Model {
+        Model::new(self.net, self.meta, self.device)
+    }
+
+    /// Which backend runs the network.
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
     }
 
     /// Run the network on `batch` encoded positions of one board.
@@ -305,35 +324,22 @@ impl Model {
         height: usize,
         width: usize,
     ) -> (Vec<f32>, Vec<f32>) {
-        let planes = self.meta.planes;
-        debug_assert_eq!(inputs.len(), batch * planes * height * width);
-        let (policy, value) = match &self.fused {
-            Some(fused) => fused.run(&inputs, mask, batch, height, width, &self.device),
-            None => {
-                let x = Tensor::<4>::from_data(
-                    TensorData::new(inputs, [batch, planes, height, width]),
-                    &self.device,
-                );
-                let m = Tensor::<4>::from_data(
-                    TensorData::new(mask.to_vec(), [1, 1, height, width]),
-                    &self.device,
-                )
-                .repeat_dim(0, batch);
-                let out = self.net.forward(x, m);
-                let policy = out
-                    .policy
-                    .into_data()
-                    .try_into_vec::<f32>()
-                    .expect("f32 policy");
-                (policy, out.value)
-            }
-        };
-        let value = burn::tensor::activation::softmax(value, 1)
-            .into_data()
-            .try_into_vec::<f32>()
-            .expect("f32 value");
+        debug_assert_eq!(inputs.len(), batch * self.meta.planes * height * width);
+        let (policy, mut value) = self.backend.run(inputs, mask, batch, height, width);
+        value.chunks_exact_mut(3).for_each(softmax_in_place);
         (policy, value)
     }
+}
+
+/// Softmax of a few logits, in place (the win/draw/loss head).
+fn softmax_in_place(logits: &mut [f32]) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for x in logits.iter_mut() {
+        *x = (*x - max).exp();
+        sum += *x;
+    }
+    logits.iter_mut().for_each(|x| *x /= sum);
 }
 
 /// Write a checkpoint directory atomically: the weights of `net`, `meta` with the weights'

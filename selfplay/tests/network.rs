@@ -88,7 +88,7 @@ fn outputs_have_the_shapes_of_every_game() {
         );
         let m = Tensor::<4>::from_data(TensorData::new(mask.clone(), [1, 1, h, w]), &model.device)
             .repeat_dim(0, ps.len());
-        let out = model.net.forward(x, m);
+        let out = model.net().forward(x, m);
         assert_eq!(
             out.policy.dims(),
             [ps.len(), h * w + engine::game::GLOBAL_ACTIONS.len()]
@@ -313,9 +313,10 @@ fn fused_cpu_network_matches_the_reference_layers() {
     configs.push(serde_json::from_str(r#"{"game":"leblin","options":{"size":5}}"#).unwrap());
     for (i, cfg) in configs.iter().enumerate() {
         let mut model = Model::random(cfg, &small_net(), &device, 10 + i as u64).unwrap();
-        model.net = model.net.map(&mut Perturb);
+        let net = model.net().clone().map(&mut Perturb);
+        model = model.with_net(net);
         let fused = model.for_inference();
-        let reference = model.for_inference().unfused();
+        let reference = model.for_inference().on_burn_layers();
         let ps = positions(cfg, 5);
         let (inputs, mask, h, w) = encode_batch(&ps);
         let (p1, v1) = fused.run(inputs.clone(), &mask, ps.len(), h, w);
@@ -361,7 +362,8 @@ fn a_network_with_nan_weights_is_refused_and_its_search_stops_with_an_error() {
     let mut model = Model::random(&cfg, &small_net(), &device, 3).unwrap();
     let ckpt = std::path::Path::new("runs/x/models/000042");
     model.check_finite(&cfg, ckpt).unwrap();
-    model.net = model.net.map(&mut Poison);
+    let net = model.net().clone().map(&mut Poison);
+    model = model.with_net(net);
     let e = model.check_finite(&cfg, ckpt).unwrap_err().to_string();
     assert!(e.contains("000042") && e.contains("not finite"), "{e}");
     // A search on it returns an error instead of panicking inside the tree.

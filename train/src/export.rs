@@ -41,7 +41,7 @@ impl ModuleVisitor for Collect {
 /// The named parameters of a model, in module order.
 pub fn parameters(model: &Model) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     let mut c = Collect::default();
-    model.net.visit(&mut c);
+    model.net().visit(&mut c);
     c.arrays
 }
 

@@ -166,18 +166,19 @@ impl Trainer {
     /// Start fitting `model` (a fresh network or a checkpoint without optimizer state).
     pub fn new(model: Model, cfg: TrainConfig) -> Trainer {
         tune_allocator();
-        let device = model.device.clone().inner().autodiff();
+        let (net, meta, device) = model.into_parts();
+        let device = device.inner().autodiff();
         let state = TrainState {
             format: FORMAT_VERSION,
-            step: model.meta.step,
-            samples_seen: model.meta.samples,
+            step: meta.step,
+            samples_seen: meta.samples,
             seed: cfg.seed,
             optimizer: cfg.optimizer,
         };
         Trainer {
-            net: model.net.train(),
+            net: net.train(),
             optim: optimizer(&cfg),
-            meta: model.meta,
+            meta,
             state,
             cfg,
             device,
@@ -350,7 +351,7 @@ impl Trainer {
         let mut model = self.model();
         model.meta.parent = parent;
         model.check_finite(&model.meta.game, dir)?;
-        save_checkpoint(dir, &model.net, &model.meta, |tmp| {
+        save_checkpoint(dir, model.net(), &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);
             self.optim.save(&o).map_err(|e| model_err(&o, e))?;
             let s = tmp.join(TRAIN_STATE_FILE);
