@@ -62,11 +62,21 @@ fn playouts(c: &mut Criterion) {
 fn legal(c: &mut Criterion) {
     for size in [9, 13] {
         let g = SquareLifeline::new(SquareOptions::new(size)).unwrap();
-        bench_legal(c, "square_legal_actions", &format!("size{size}_per_position"), g);
+        bench_legal(
+            c,
+            "square_legal_actions",
+            &format!("size{size}_per_position"),
+            g,
+        );
     }
     for size in [13, 19] {
         let g = Leblin::new(LeblinOptions::new(size)).unwrap();
-        bench_legal(c, "leblin_legal_actions", &format!("size{size}_per_position"), g);
+        bench_legal(
+            c,
+            "leblin_legal_actions",
+            &format!("size{size}_per_position"),
+            g,
+        );
     }
 }
 

@@ -23,7 +23,11 @@ fn playouts(c: &mut Criterion) {
         let start = Vigilance::new(VigilanceOptions::new(board, captures)).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let mut buf: Vec<Action> = Vec::with_capacity(256);
-        let name = format!("{}/{}", board.slug(), if captures { "captures" } else { "nocaptures" });
+        let name = format!(
+            "{}/{}",
+            board.slug(),
+            if captures { "captures" } else { "nocaptures" }
+        );
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut g = start.clone();

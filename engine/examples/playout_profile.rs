@@ -38,7 +38,10 @@ fn main() {
     let size: usize = args[2].parse().unwrap();
     let n: usize = args[3].parse().unwrap();
     match args[1].as_str() {
-        "lifeline" => run(Lifeline::new(LifelineOptions::new(size, Balance::Strong)).unwrap(), n),
+        "lifeline" => run(
+            Lifeline::new(LifelineOptions::new(size, Balance::Strong)).unwrap(),
+            n,
+        ),
         "square" => run(SquareLifeline::new(SquareOptions::new(size)).unwrap(), n),
         "leblin" => run(Leblin::new(LeblinOptions::new(size)).unwrap(), n),
         "vigilance" => {
@@ -47,7 +50,10 @@ fn main() {
                 1 => (VigilanceBoard::Sq4Adjacent, true),
                 _ => (VigilanceBoard::HexM, false),
             };
-            run(Vigilance::new(VigilanceOptions::new(board, captures)).unwrap(), n)
+            run(
+                Vigilance::new(VigilanceOptions::new(board, captures)).unwrap(),
+                n,
+            )
         }
         g => panic!("unknown game {g}"),
     }

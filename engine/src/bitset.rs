@@ -72,7 +72,11 @@ impl CellSet {
 
     #[inline]
     pub fn intersects(&self, other: &CellSet) -> bool {
-        self.words.iter().zip(&other.words).fold(0, |acc, (a, b)| acc | (a & b)) != 0
+        self.words
+            .iter()
+            .zip(&other.words)
+            .fold(0, |acc, (a, b)| acc | (a & b))
+            != 0
     }
 
     /// Lowest position in the set.
@@ -138,7 +142,10 @@ impl CellSet {
     /// Iterate over the positions in increasing order.
     #[inline]
     pub fn iter(&self) -> Iter {
-        Iter { words: self.words, word: 0 }
+        Iter {
+            words: self.words,
+            word: 0,
+        }
     }
 
     pub fn words(&self) -> &[u64; WORDS] {
@@ -269,7 +276,11 @@ impl PartialEq for CellSet {
     /// Branch-free over the words (the derived comparison calls `memcmp`).
     #[inline]
     fn eq(&self, other: &CellSet) -> bool {
-        self.words.iter().zip(&other.words).fold(0, |acc, (a, b)| acc | (a ^ b)) == 0
+        self.words
+            .iter()
+            .zip(&other.words)
+            .fold(0, |acc, (a, b)| acc | (a ^ b))
+            == 0
     }
 }
 

@@ -35,8 +35,16 @@ pub const HEX_DIRS: [Dir; 6] = [(1, 0), (1, 1), (0, 1), (-1, 0), (-1, -1), (0, -
 /// The four orthogonal square directions: E, N, W, S.
 pub const ORTHOGONAL_DIRS: [Dir; 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
 /// The eight square directions: E, NE, N, NW, W, SW, S, SE.
-pub const ADJACENT_DIRS: [Dir; 8] =
-    [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)];
+pub const ADJACENT_DIRS: [Dir; 8] = [
+    (1, 0),
+    (1, 1),
+    (0, 1),
+    (-1, 1),
+    (-1, 0),
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+];
 
 /// A symmetry of a board: a lattice map that sends the board onto itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,10 +81,16 @@ impl Symmetry {
 /// What a board was built from, for display and notation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BoardKind {
-    Hexhex { side: usize },
-    Square { side: usize },
+    Hexhex {
+        side: usize,
+    },
+    Square {
+        side: usize,
+    },
     /// A board loaded from a description (a Vigilance board, or a Ludii graph).
-    Loaded { name: String },
+    Loaded {
+        name: String,
+    },
 }
 
 /// A board: its cells, directions, neighbourhoods and symmetry group.
@@ -108,7 +122,10 @@ pub enum BoardError {
     #[error("board {0}: {1}")]
     Invalid(String, String),
     #[error("cannot read board file {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("board file {path} is not a valid board description: {msg}")]
     Parse { path: String, msg: String },
 }
@@ -149,7 +166,11 @@ impl Board {
         }
         let n = side as i32;
         let coords: Vec<(i32, i32)> = (0..n).flat_map(|r| (0..n).map(move |q| (q, r))).collect();
-        let dirs: &[Dir] = if diagonals { &ADJACENT_DIRS } else { &ORTHOGONAL_DIRS };
+        let dirs: &[Dir] = if diagonals {
+            &ADJACENT_DIRS
+        } else {
+            &ORTHOGONAL_DIRS
+        };
         Board::from_coords(BoardKind::Square { side }, Lattice::Square, &coords, dirs)
     }
 
@@ -173,19 +194,28 @@ impl Board {
         if stride * height > CellSet::CAPACITY {
             return Err(BoardError::Invalid(
                 name,
-                format!("a {width}x{height} grid does not fit in {} bits", CellSet::CAPACITY),
+                format!(
+                    "a {width}x{height} grid does not fit in {} bits",
+                    CellSet::CAPACITY
+                ),
             ));
         }
         let mut on_board = CellSet::EMPTY;
         for &(q, r) in coords {
             let p = (r - min_r) as usize * stride + (q - min_q) as usize;
             if on_board.contains(p) {
-                return Err(BoardError::Invalid(name, format!("cell ({q}, {r}) given twice")));
+                return Err(BoardError::Invalid(
+                    name,
+                    format!("cell ({q}, {r}) given twice"),
+                ));
             }
             on_board.insert(p);
         }
         let cells: Vec<Cell> = on_board.iter().map(|p| p as Cell).collect();
-        let offsets: Vec<i32> = dirs.iter().map(|&(dq, dr)| dr * stride as i32 + dq).collect();
+        let offsets: Vec<i32> = dirs
+            .iter()
+            .map(|&(dq, dr)| dr * stride as i32 + dq)
+            .collect();
         let mut board = Board {
             kind,
             lattice,
@@ -240,8 +270,12 @@ impl Board {
             for &c in &self.cells {
                 let (q, r) = self.coords(c);
                 let (x, y) = (n * q as i64 - sq, n * r as i64 - sr);
-                let (m00, m01, m10, m11) =
-                    (m[0][0] as i64, m[0][1] as i64, m[1][0] as i64, m[1][1] as i64);
+                let (m00, m01, m10, m11) = (
+                    m[0][0] as i64,
+                    m[0][1] as i64,
+                    m[1][0] as i64,
+                    m[1][1] as i64,
+                );
                 let (ix, iy) = (m00 * x + m01 * y + sq, m10 * x + m11 * y + sr);
                 if ix % n != 0 || iy % n != 0 {
                     continue 'maps;
@@ -300,7 +334,10 @@ impl Board {
     /// Lattice coordinates `(col, row)` of a padded position.
     #[inline]
     pub fn coords(&self, cell: Cell) -> (i32, i32) {
-        ((cell as usize % self.stride) as i32, (cell as usize / self.stride) as i32)
+        (
+            (cell as usize % self.stride) as i32,
+            (cell as usize / self.stride) as i32,
+        )
     }
 
     /// The cell at lattice coordinates, if it is on the board.
@@ -358,7 +395,10 @@ impl Board {
                 let mut out = CellSet::EMPTY;
                 let w: &[u64; $n] = set.words()[..$n].try_into().unwrap();
                 let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
-                let r = and_words(&spread::<$n, { $s }>(w, self.stride as u32, &self.offsets), m);
+                let r = and_words(
+                    &spread::<$n, { $s }>(w, self.stride as u32, &self.offsets),
+                    m,
+                );
                 out.words_mut()[..$n].copy_from_slice(&r);
                 out
             }};
@@ -406,7 +446,8 @@ impl Board {
                 let w: &[u64; $n] = within.words()[..$n].try_into().unwrap();
                 let m: &[u64; $n] = self.on_board.words()[..$n].try_into().unwrap();
                 let w = and_words(w, m);
-                let (r, d) = flood_spread_words::<$n, { $s }>(s, &w, self.stride as u32, &self.offsets);
+                let (r, d) =
+                    flood_spread_words::<$n, { $s }>(s, &w, self.stride as u32, &self.offsets);
                 out.words_mut()[..$n].copy_from_slice(&r);
                 border.words_mut()[..$n].copy_from_slice(&and_words(&d, m));
                 (out, border)
@@ -550,11 +591,17 @@ fn spread<const N: usize, const S: u8>(w: &[u64; N], stride: u32, offsets: &[i32
         HEX => {
             let up = or_words(w, &shl_words(w, 1));
             let down = or_words(w, &shr_words(w, 1));
-            or_words(&or_words(&up, &down), &or_words(&shl_words(&up, s), &shr_words(&down, s)))
+            or_words(
+                &or_words(&up, &down),
+                &or_words(&shl_words(&up, s), &shr_words(&down, s)),
+            )
         }
         ORTHOGONAL => {
             let row = or_words(&shl_words(w, 1), &shr_words(w, 1));
-            or_words(&or_words(w, &row), &or_words(&shl_words(w, s), &shr_words(w, s)))
+            or_words(
+                &or_words(w, &row),
+                &or_words(&shl_words(w, s), &shr_words(w, s)),
+            )
         }
         KING => {
             let row = or_words(w, &or_words(&shl_words(w, 1), &shr_words(w, 1)));
@@ -563,7 +610,11 @@ fn spread<const N: usize, const S: u8>(w: &[u64; N], stride: u32, offsets: &[i32
         _ => {
             let mut out = *w;
             for &off in offsets {
-                let moved = if off > 0 { shl_words(w, off as u32) } else { shr_words(w, (-off) as u32) };
+                let moved = if off > 0 {
+                    shl_words(w, off as u32)
+                } else {
+                    shr_words(w, (-off) as u32)
+                };
                 out = or_words(&out, &moved);
             }
             out
@@ -666,9 +717,14 @@ impl LoadedBoard {
     /// rotated or renumbered layouts load the same way.
     pub fn from_file(path: &Path) -> Result<LoadedBoard, BoardError> {
         let p = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| BoardError::Io { path: p.clone(), source })?;
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let text = std::fs::read_to_string(path).map_err(|source| BoardError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         Self::from_json(&text, &name).map_err(|msg| BoardError::Parse { path: p, msg })
     }
 
@@ -676,9 +732,14 @@ impl LoadedBoard {
     pub fn from_json(text: &str, name: &str) -> Result<LoadedBoard, String> {
         let g: GraphFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if g.cells.len() != g.num_cells {
-            return Err(format!("num_cells is {} but {} cells are listed", g.num_cells, g.cells.len()));
+            return Err(format!(
+                "num_cells is {} but {} cells are listed",
+                g.num_cells,
+                g.cells.len()
+            ));
         }
-        let index: HashMap<usize, usize> = g.cells.iter().enumerate().map(|(k, c)| (c.i, k)).collect();
+        let index: HashMap<usize, usize> =
+            g.cells.iter().enumerate().map(|(k, c)| (c.i, k)).collect();
         let hex = g.cells.iter().any(|c| c.steps.keys().any(|k| k.len() == 3));
         let lattice = if hex { Lattice::Hex } else { Lattice::Square };
         let mut coords: Vec<Option<(i32, i32)>> = vec![None; g.cells.len()];
@@ -695,7 +756,9 @@ impl LoadedBoard {
                 if !dirs.contains(&d) {
                     dirs.push(d);
                 }
-                let &jk = index.get(&j).ok_or(format!("cell {} steps to unknown cell {j}", g.cells[k].i))?;
+                let &jk = index
+                    .get(&j)
+                    .ok_or(format!("cell {} steps to unknown cell {j}", g.cells[k].i))?;
                 let c = (q + d.0, r + d.1);
                 match coords[jk] {
                     None => {
@@ -719,9 +782,20 @@ impl LoadedBoard {
             Lattice::Hex => &HEX_DIRS,
             Lattice::Square => &ADJACENT_DIRS,
         };
-        let dirs: Vec<Dir> = canonical.iter().copied().filter(|d| dirs.contains(d)).collect();
-        let board = Board::from_coords(BoardKind::Loaded { name: name.to_string() }, lattice, &coords, &dirs)
-            .map_err(|e| e.to_string())?;
+        let dirs: Vec<Dir> = canonical
+            .iter()
+            .copied()
+            .filter(|d| dirs.contains(d))
+            .collect();
+        let board = Board::from_coords(
+            BoardKind::Loaded {
+                name: name.to_string(),
+            },
+            lattice,
+            &coords,
+            &dirs,
+        )
+        .map_err(|e| e.to_string())?;
         let (min_q, min_r) = (
             coords.iter().map(|c| c.0).min().unwrap(),
             coords.iter().map(|c| c.1).min().unwrap(),
@@ -735,12 +809,22 @@ impl LoadedBoard {
         // Every step of the file must be a neighbour of ours, and nothing more.
         for (k, c) in g.cells.iter().enumerate() {
             let ours = board.adjacent(ludii_to_cell[c.i]);
-            let theirs: CellSet = c.steps.values().map(|&j| ludii_to_cell[j] as usize).collect();
+            let theirs: CellSet = c
+                .steps
+                .values()
+                .map(|&j| ludii_to_cell[j] as usize)
+                .collect();
             if *ours != theirs {
-                return Err(format!("cell {} (#{k}): neighbours differ from its steps", c.i));
+                return Err(format!(
+                    "cell {} (#{k}): neighbours differ from its steps",
+                    c.i
+                ));
             }
         }
-        Ok(LoadedBoard { board, ludii_to_cell })
+        Ok(LoadedBoard {
+            board,
+            ludii_to_cell,
+        })
     }
 }
 
@@ -764,7 +848,11 @@ mod tests {
                 let mapped: CellSet = s.apply_set(b.adjacent(c));
                 assert_eq!(mapped, *b.adjacent(s.apply(c)));
                 for d in 0..b.directions().len() {
-                    let dd = b.directions().iter().position(|&x| x == s.apply_dir(b.directions()[d])).unwrap();
+                    let dd = b
+                        .directions()
+                        .iter()
+                        .position(|&x| x == s.apply_dir(b.directions()[d]))
+                        .unwrap();
                     let ray: Vec<Cell> = b.ray(c, d).map(|x| s.apply(x)).collect();
                     assert_eq!(ray, b.ray(s.apply(c), dd).collect::<Vec<_>>());
                 }
@@ -775,7 +863,11 @@ mod tests {
             for t in syms {
                 let st = compose(b, s, t);
                 assert!(
-                    syms.iter().any(|u| b.cells().iter().map(|&c| u.apply(c)).eq(st.iter().copied())),
+                    syms.iter().any(|u| b
+                        .cells()
+                        .iter()
+                        .map(|&c| u.apply(c))
+                        .eq(st.iter().copied())),
                     "composition left the group"
                 );
             }
@@ -809,7 +901,11 @@ mod tests {
 
     #[test]
     fn dilate_matches_adjacency_without_wrapping() {
-        for b in [Board::hexhex(5).unwrap(), Board::square(7).unwrap(), Board::square_with(6, true).unwrap()] {
+        for b in [
+            Board::hexhex(5).unwrap(),
+            Board::square(7).unwrap(),
+            Board::square_with(6, true).unwrap(),
+        ] {
             for &c in b.cells() {
                 let d = b.neighbourhood(&CellSet::single(c as usize));
                 assert_eq!(d, *b.adjacent(c), "{b:?} cell {}", b.cell_name(c));
@@ -848,8 +944,18 @@ mod tests {
                 assert_eq!(b.stencil, s, "{b:?}");
             }
             for density in [0.1, 0.3, 0.6] {
-                let set: CellSet = b.cells().iter().filter(|_| rng.gen_bool(density)).map(|&c| c as usize).collect();
-                let within: CellSet = b.cells().iter().filter(|_| rng.gen_bool(0.6)).map(|&c| c as usize).collect();
+                let set: CellSet = b
+                    .cells()
+                    .iter()
+                    .filter(|_| rng.gen_bool(density))
+                    .map(|&c| c as usize)
+                    .collect();
+                let within: CellSet = b
+                    .cells()
+                    .iter()
+                    .filter(|_| rng.gen_bool(0.6))
+                    .map(|&c| c as usize)
+                    .collect();
                 let by_lists = set.iter().fold(set, |acc, c| acc | *b.adjacent(c as Cell));
                 assert_eq!(b.dilate(&set), by_lists, "dilate on {b:?}");
                 // Flood by breadth-first search over the adjacency lists.
@@ -903,6 +1009,10 @@ mod tests {
         for &c in b.cells() {
             assert_eq!(b.cell_of_grid_index(b.grid_index(c)), Some(c));
         }
-        assert_eq!(b.cell_of_grid_index(b.width() - 1), None, "corner of the axial grid is off-board");
+        assert_eq!(
+            b.cell_of_grid_index(b.width() - 1),
+            None,
+            "corner of the axial grid is off-board"
+        );
     }
 }

@@ -11,7 +11,9 @@ pub fn render(board: &Board, symbol: impl Fn(Cell) -> char) -> String {
         let mut line = format!("{:>3} ", r + 1);
         let mut x_used = 0i32;
         for q in 0..board.width() as i32 {
-            let Some(c) = board.cell_at(q, r) else { continue };
+            let Some(c) = board.cell_at(q, r) else {
+                continue;
+            };
             let x = match board.lattice() {
                 Lattice::Hex => 2 * q - r + h,
                 Lattice::Square => 2 * q,
@@ -29,7 +31,11 @@ pub fn render(board: &Board, symbol: impl Fn(Cell) -> char) -> String {
     let mut letters = String::from("    ");
     if board.lattice() == Lattice::Square {
         for q in 0..board.width() as i32 {
-            letters.push_str(&crate::notation::format_coords(q, 0).trim_end_matches('1').to_string());
+            letters.push_str(
+                &crate::notation::format_coords(q, 0)
+                    .trim_end_matches('1')
+                    .to_string(),
+            );
             letters.push(' ');
         }
     } else {

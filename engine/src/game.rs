@@ -213,9 +213,15 @@ pub trait Game: Clone + Send + Sync + fmt::Debug + 'static {
             _ => {}
         }
         let Some((col, row)) = crate::notation::parse_coords(t) else {
-            return Err(GameError::BadActionString(t.to_string(), self.global_tokens().into()));
+            return Err(GameError::BadActionString(
+                t.to_string(),
+                self.global_tokens().into(),
+            ));
         };
-        self.board().cell_at(col, row).map(Action::Cell).ok_or_else(|| GameError::OffBoard(t.to_string()))
+        self.board()
+            .cell_at(col, row)
+            .map(Action::Cell)
+            .ok_or_else(|| GameError::OffBoard(t.to_string()))
     }
 }
 

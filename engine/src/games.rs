@@ -72,7 +72,9 @@ impl GameConfig {
         Ok(match self {
             GameConfig::Lifeline(o) => AnyGame::Lifeline(Lifeline::new(o.clone())?),
             GameConfig::Vigilance(o) => AnyGame::Vigilance(Vigilance::new(o.clone())?),
-            GameConfig::SquareLifeline(o) => AnyGame::SquareLifeline(SquareLifeline::new(o.clone())?),
+            GameConfig::SquareLifeline(o) => {
+                AnyGame::SquareLifeline(SquareLifeline::new(o.clone())?)
+            }
             GameConfig::Leblin(o) => AnyGame::Leblin(Leblin::new(o.clone())?),
         })
     }

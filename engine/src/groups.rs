@@ -35,7 +35,13 @@ pub fn reaches_friend(board: &Board, group: CellSet, stones: CellSet, empty: Cel
 
 /// [`reaches_friend`] given the group's [`Board::dilate`] `around`.
 #[inline]
-pub fn reaches_friend_from(board: &Board, group: CellSet, around: CellSet, stones: CellSet, empty: CellSet) -> bool {
+pub fn reaches_friend_from(
+    board: &Board,
+    group: CellSet,
+    around: CellSet,
+    stones: CellSet,
+    empty: CellSet,
+) -> bool {
     let start = around & empty;
     // Most living groups have a friend two steps away: skip the flood for them.
     if !((board.dilate(&start) & stones) - group).is_empty() {
@@ -106,7 +112,11 @@ pub fn fill_suspects(
         let touch = around & stones;
         // Start from the filler's own stone when it is in `stones`: its group touches every
         // piece, so it is the one to rule out first.
-        let seed = if touch.contains(x) { Some(x) } else { touch.first() };
+        let seed = if touch.contains(x) {
+            Some(x)
+        } else {
+            touch.first()
+        };
         if let Some(s) = seed {
             let (group, _) = group_and_border(board, s, stones);
             if !(touch - group).is_empty() {

@@ -50,22 +50,36 @@ fn default_size() -> usize {
 
 impl Default for LeblinOptions {
     fn default() -> Self {
-        LeblinOptions { size: default_size(), komi: 0, handicap: 0, max_turns: None }
+        LeblinOptions {
+            size: default_size(),
+            komi: 0,
+            handicap: 0,
+            max_turns: None,
+        }
     }
 }
 
 impl LeblinOptions {
     pub fn new(size: usize) -> Self {
-        LeblinOptions { size, ..Default::default() }
+        LeblinOptions {
+            size,
+            ..Default::default()
+        }
     }
 
     pub fn validate(&self) -> Result<(), GameError> {
         if !(5..=19).contains(&self.size) {
-            return Err(GameError::BadOptions(format!("size must be between 5 and 19, not {}", self.size)));
+            return Err(GameError::BadOptions(format!(
+                "size must be between 5 and 19, not {}",
+                self.size
+            )));
         }
         let points = (self.size * self.size) as u32;
         if self.komi > points {
-            return Err(GameError::BadOptions(format!("komi must be between 0 and {points}, not {}", self.komi)));
+            return Err(GameError::BadOptions(format!(
+                "komi must be between 0 and {points}, not {}",
+                self.komi
+            )));
         }
         if self.handicap > points / 2 {
             return Err(GameError::BadOptions(format!(
@@ -81,7 +95,8 @@ impl LeblinOptions {
     }
 
     pub fn turn_cap(&self) -> u32 {
-        self.max_turns.unwrap_or(10 * (self.size * self.size) as u32)
+        self.max_turns
+            .unwrap_or(10 * (self.size * self.size) as u32)
     }
 
     /// Short name: `leblin-13`, `leblin-13-k2`, `leblin-13-h4`.
@@ -216,7 +231,8 @@ struct Effect {
 impl Leblin {
     pub fn new(opts: LeblinOptions) -> Result<Leblin, GameError> {
         opts.validate()?;
-        let board = Arc::new(Board::square(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
+        let board =
+            Arc::new(Board::square(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
         Ok(Self::with_board(board, opts))
     }
 
@@ -256,7 +272,10 @@ impl Leblin {
         let cells = |g: &Leblin, names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
             for n in names {
-                let c = g.board.parse_cell(n).ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
+                let c = g
+                    .board
+                    .parse_cell(n)
+                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
                 set.insert(c as usize);
             }
             Ok(set)
@@ -267,10 +286,14 @@ impl Leblin {
             return Err(GameError::BadPosition("a cell holds both colours".into()));
         }
         if pos.black_prisoners > 0 && pos.white_prisoners > 0 {
-            return Err(GameError::BadPosition("the prison never holds both colours".into()));
+            return Err(GameError::BadPosition(
+                "the prison never holds both colours".into(),
+            ));
         }
         if pos.handicap_left > 0 && (pos.to_move != Player::Black || pos.turns != 0) {
-            return Err(GameError::BadPosition("handicap stones are placed on Black's first turn".into()));
+            return Err(GameError::BadPosition(
+                "handicap stones are placed on Black's first turn".into(),
+            ));
         }
         g.stones = [black, white];
         g.prison = [pos.black_prisoners, pos.white_prisoners];
@@ -341,7 +364,12 @@ impl Leblin {
         let empty = *b.on_board() - own - enemy;
         let dead_enemy = dead_leblin_groups(b, enemy, empty);
         let dead_own = dead_leblin_groups(b, own, empty | dead_enemy);
-        Effect { own: own - dead_own, enemy: enemy - dead_enemy, dead_enemy, dead_own }
+        Effect {
+            own: own - dead_own,
+            enemy: enemy - dead_enemy,
+            dead_enemy,
+            dead_own,
+        }
     }
 
     /// Whether a placement with this effect is legal: it does not remove only the stone just
@@ -356,7 +384,12 @@ impl Leblin {
 
     fn is_incursion(&self, x: Cell) -> bool {
         let me = self.to_move.index();
-        in_territory_of(&self.board, x as usize, self.stones[me], self.stones[1 - me])
+        in_territory_of(
+            &self.board,
+            x as usize,
+            self.stones[me],
+            self.stones[1 - me],
+        )
     }
 
     /// The general rule for a single placement at the empty point `x`.
@@ -390,7 +423,9 @@ impl Leblin {
             }
         }
         debug_assert!(
-            empty.iter().all(|x| legal.contains(x) == self.placement_legal_full(x as Cell)),
+            empty
+                .iter()
+                .all(|x| legal.contains(x) == self.placement_legal_full(x as Cell)),
             "legal_placements disagrees with the general rule in {:?}",
             self.position()
         );
@@ -419,7 +454,11 @@ impl Leblin {
     }
 
     fn meta_hash(&self) -> u64 {
-        let mut h = if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+        let mut h = if self.to_move == Player::White {
+            zobrist::WHITE_TO_MOVE
+        } else {
+            0
+        };
         h ^= zobrist::counter(0, self.handicap_left as usize);
         h ^= zobrist::counter(1, self.prison[0] as usize);
         h ^= zobrist::counter(2, self.prison[1] as usize);
@@ -447,7 +486,10 @@ impl Leblin {
                 (false, false) => None,
             };
             if winner.is_some() {
-                self.outcome = Some(Outcome { winner, reason: EndReason::Annihilation });
+                self.outcome = Some(Outcome {
+                    winner,
+                    reason: EndReason::Annihilation,
+                });
                 return;
             }
         }
@@ -457,9 +499,15 @@ impl Leblin {
     fn settle_outcome(&mut self) {
         self.legal_cells = self.compute_legal_cells();
         if !self.has_legal_action() {
-            self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
+            self.outcome = Some(Outcome {
+                winner: Some(self.to_move.opponent()),
+                reason: EndReason::NoLegalAction,
+            });
         } else if self.turns >= self.opts.turn_cap() {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::TurnCap,
+            });
         }
     }
 }
@@ -502,7 +550,11 @@ impl Game for Leblin {
     }
 
     fn apply(&mut self, action: Action) {
-        debug_assert!(self.is_legal(action), "illegal {action:?} in {:?}", self.position());
+        debug_assert!(
+            self.is_legal(action),
+            "illegal {action:?} in {:?}",
+            self.position()
+        );
         self.ply += 1;
         let me = self.to_move.index();
         let mover = self.to_move;
@@ -579,25 +631,42 @@ impl Game for Leblin {
         fill_constant(&mut out, 5, b, self.prison[1 - me] as f32 / 10.0);
         fill_constant(&mut out, 6, b, self.prison[me] as f32 / 10.0);
         let komi = self.opts.komi as f32 / 10.0;
-        fill_constant(&mut out, if self.to_move == Player::White { 7 } else { 8 }, b, komi);
+        fill_constant(
+            &mut out,
+            if self.to_move == Player::White { 7 } else { 8 },
+            b,
+            komi,
+        );
         if self.last_minimal {
             fill_constant(&mut out, 9, b, 1.0);
         }
         if self.to_move == Player::Black {
             fill_constant(&mut out, 10, b, 1.0);
         }
-        let last = if self.handicap_left > 0 { self.placing } else { self.last_placed };
+        let last = if self.handicap_left > 0 {
+            self.placing
+        } else {
+            self.last_placed
+        };
         fill_cells(&mut out, 11, b, &last);
         fill_cells(&mut out, 12, b, &owned_territory(b, own, enemy));
         fill_cells(&mut out, 13, b, &owned_territory(b, enemy, own));
         if self.handicap_left > 0 {
-            fill_constant(&mut out, 14, b, self.handicap_left as f32 / self.opts.handicap.max(1) as f32);
+            fill_constant(
+                &mut out,
+                14,
+                b,
+                self.handicap_left as f32 / self.opts.handicap.max(1) as f32,
+            );
         }
     }
 
     fn transformed(&self, sym: &Symmetry) -> Self {
         let mut g = self.clone();
-        g.stones = [sym.apply_set(&self.stones[0]), sym.apply_set(&self.stones[1])];
+        g.stones = [
+            sym.apply_set(&self.stones[0]),
+            sym.apply_set(&self.stones[1]),
+        ];
         g.last_placed = sym.apply_set(&self.last_placed);
         g.placing = sym.apply_set(&self.placing);
         g.legal_cells = sym.apply_set(&self.legal_cells);

@@ -46,24 +46,41 @@ fn default_size() -> usize {
 
 impl Default for LifelineOptions {
     fn default() -> Self {
-        LifelineOptions { size: default_size(), balance: Balance::Strong, komi: 0, max_turns: None }
+        LifelineOptions {
+            size: default_size(),
+            balance: Balance::Strong,
+            komi: 0,
+            max_turns: None,
+        }
     }
 }
 
 impl LifelineOptions {
     pub fn new(size: usize, balance: Balance) -> Self {
-        LifelineOptions { size, balance, ..Default::default() }
+        LifelineOptions {
+            size,
+            balance,
+            ..Default::default()
+        }
     }
 
     pub fn validate(&self) -> Result<(), GameError> {
         if !(3..=12).contains(&self.size) {
-            return Err(GameError::BadOptions(format!("size must be between 3 and 12, not {}", self.size)));
+            return Err(GameError::BadOptions(format!(
+                "size must be between 3 and 12, not {}",
+                self.size
+            )));
         }
         if self.komi > 12 {
-            return Err(GameError::BadOptions(format!("komi must be between 0 and 12, not {}", self.komi)));
+            return Err(GameError::BadOptions(format!(
+                "komi must be between 0 and 12, not {}",
+                self.komi
+            )));
         }
         if self.komi > 0 && self.balance != Balance::Komi {
-            return Err(GameError::BadOptions("komi is only used with balance = \"komi\"".into()));
+            return Err(GameError::BadOptions(
+                "komi is only used with balance = \"komi\"".into(),
+            ));
         }
         if self.max_turns == Some(0) {
             return Err(GameError::BadOptions("max_turns must be positive".into()));
@@ -72,7 +89,8 @@ impl LifelineOptions {
     }
 
     fn turn_cap(&self) -> u32 {
-        self.max_turns.unwrap_or(10 * (3 * self.size * (self.size - 1) + 1) as u32)
+        self.max_turns
+            .unwrap_or(10 * (3 * self.size * (self.size - 1) + 1) as u32)
     }
 }
 
@@ -132,13 +150,18 @@ impl Lifeline {
     /// The start of a game.
     pub fn new(opts: LifelineOptions) -> Result<Lifeline, GameError> {
         opts.validate()?;
-        let board = Arc::new(Board::hexhex(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
+        let board =
+            Arc::new(Board::hexhex(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
         Ok(Self::with_board(board, opts))
     }
 
     /// The start of a game on a board already built (shares it between games).
     pub fn with_board(board: Arc<Board>, opts: LifelineOptions) -> Lifeline {
-        let komi_left = if opts.balance == Balance::Komi { opts.komi } else { 0 };
+        let komi_left = if opts.balance == Balance::Komi {
+            opts.komi
+        } else {
+            0
+        };
         Lifeline {
             board,
             opts,
@@ -160,12 +183,18 @@ impl Lifeline {
 
     /// Set up a position from its description. The outcome is computed as after a turn: if the
     /// player to move has no legal action, that player has lost.
-    pub fn from_position(opts: LifelineOptions, pos: &LifelinePosition) -> Result<Lifeline, GameError> {
+    pub fn from_position(
+        opts: LifelineOptions,
+        pos: &LifelinePosition,
+    ) -> Result<Lifeline, GameError> {
         let mut g = Lifeline::new(opts)?;
         let cells = |names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
             for n in names {
-                let c = g.board.parse_cell(n).ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
+                let c = g
+                    .board
+                    .parse_cell(n)
+                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
                 set.insert(c as usize);
             }
             Ok(set)
@@ -183,12 +212,19 @@ impl Lifeline {
         g.swapped = pos.swapped;
         g.komi_left = pos.komi_left;
         if let Some(p) = &pos.pending {
-            let c = g.board.parse_cell(p).ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
+            let c = g
+                .board
+                .parse_cell(p)
+                .ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
             if !g.stones[pos.to_move.index()].contains(c as usize) {
-                return Err(GameError::BadPosition("the pending stone must be a stone of the player to move".into()));
+                return Err(GameError::BadPosition(
+                    "the pending stone must be a stone of the player to move".into(),
+                ));
             }
             if !g.is_double_turn() {
-                return Err(GameError::BadPosition("a pending stone needs a double-placement turn".into()));
+                return Err(GameError::BadPosition(
+                    "a pending stone needs a double-placement turn".into(),
+                ));
             }
             g.pending = Some(c);
         }
@@ -255,7 +291,10 @@ impl Lifeline {
     }
 
     fn swap_available(&self) -> bool {
-        self.opts.balance != Balance::Komi && self.turns == 1 && !self.swapped && self.pending.is_none()
+        self.opts.balance != Balance::Komi
+            && self.turns == 1
+            && !self.swapped
+            && self.pending.is_none()
     }
 
     fn komi_available(&self) -> bool {
@@ -284,7 +323,12 @@ impl Lifeline {
     /// [`Lifeline::resolve`] for a settled position (no dead group at the start of the turn):
     /// only groups touching the empty regions the new stones went into, and the new stones'
     /// own groups, can die, so only those are examined.
-    fn resolve_settled(&self, start_own: CellSet, placed: CellSet, enemy: CellSet) -> (CellSet, CellSet) {
+    fn resolve_settled(
+        &self,
+        start_own: CellSet,
+        placed: CellSet,
+        enemy: CellSet,
+    ) -> (CellSet, CellSet) {
         let b = &*self.board;
         let own = start_own | placed;
         let empty_before = *b.on_board() - start_own - enemy;
@@ -297,8 +341,13 @@ impl Lifeline {
             // the region is not split; if moreover every enemy stone next to x also touches that
             // arc, no enemy group loses its connections and only the new stone's group can die.
             if !open.is_empty() {
-                let is_open = |d: usize| b.step(x as Cell, d).is_some_and(|c| open.contains(c as usize));
-                let arcs = (0..6).filter(|&d| is_open(d) && !is_open((d + 5) % 6)).count();
+                let is_open = |d: usize| {
+                    b.step(x as Cell, d)
+                        .is_some_and(|c| open.contains(c as usize))
+                };
+                let arcs = (0..6)
+                    .filter(|&d| is_open(d) && !is_open((d + 5) % 6))
+                    .count();
                 if arcs <= 1 && ((*b.adjacent(x as Cell) & enemy) - b.dilate(&open)).is_empty() {
                     let dead_own = dead_among(b, placed, own, empty);
                     return (own - dead_own, enemy);
@@ -398,7 +447,8 @@ impl Lifeline {
 
     fn no_dead_group(&self, a: CellSet, b: CellSet) -> bool {
         let empty = *self.board.on_board() - a - b;
-        dead_groups(&self.board, a, empty).is_empty() && dead_groups(&self.board, b, empty).is_empty()
+        dead_groups(&self.board, a, empty).is_empty()
+            && dead_groups(&self.board, b, empty).is_empty()
     }
 
     /// Whether the turn that adds `placed` to the mover's stones changes the board. `start_own`
@@ -424,7 +474,9 @@ impl Lifeline {
             let group = b.flood(&CellSet::single(p), &own);
             seen |= group;
             // With no other friendly stone there is no friend to reach (the first turns).
-            if group.intersects(&start_own) || (!(own - group).is_empty() && reaches_friend(b, group, own, empty)) {
+            if group.intersects(&start_own)
+                || (!(own - group).is_empty() && reaches_friend(b, group, own, empty))
+            {
                 return true;
             }
         }
@@ -439,7 +491,11 @@ impl Lifeline {
         let filled = b.flood(&placed, &empty_before);
         let mut touched = b.dilate(&filled) & (enemy | start_own);
         while let Some(s) = touched.first() {
-            let (colour_stones, seed) = if enemy.contains(s) { (enemy, s) } else { (own, s) };
+            let (colour_stones, seed) = if enemy.contains(s) {
+                (enemy, s)
+            } else {
+                (own, s)
+            };
             let group = b.flood(&CellSet::single(seed), &colour_stones);
             touched -= group;
             if !reaches_friend(b, group, colour_stones, empty) {
@@ -489,7 +545,8 @@ impl Lifeline {
                 return true;
             }
         }
-        rest.iter().any(|c| self.turn_changes_board(start_own, placed_a | CellSet::single(c)))
+        rest.iter()
+            .any(|c| self.turn_changes_board(start_own, placed_a | CellSet::single(c)))
     }
 
     /// First stones of a double placement that [`Lifeline::starts_double`] accepts by its two
@@ -521,7 +578,12 @@ impl Lifeline {
     /// leaves the new stones without a friend, so the turn changes the board only if it kills
     /// an enemy group; when every enemy group lives even with all those cells filled, none does
     /// (filling cells only removes paths; every group lives at the start of a settled turn).
-    fn hopeless_second_stones(&self, start_own: CellSet, lives: CellSet, empty: CellSet) -> CellSet {
+    fn hopeless_second_stones(
+        &self,
+        start_own: CellSet,
+        lives: CellSet,
+        empty: CellSet,
+    ) -> CellSet {
         if !start_own.is_empty() || !self.settled || !self.removal_applies() {
             return CellSet::EMPTY;
         }
@@ -549,7 +611,9 @@ impl Lifeline {
         let start_own = self.start_own();
         if self.is_double_turn() && self.pending.is_none() {
             let sure = self.sure_double_starts(start_own, &empty);
-            debug_assert!(sure.iter().all(|a| self.starts_double(a as Cell, start_own, &empty)));
+            debug_assert!(sure
+                .iter()
+                .all(|a| self.starts_double(a as Cell, start_own, &empty)));
             let mut legal = sure;
             for a in (empty - sure).iter() {
                 if self.starts_double(a as Cell, start_own, &empty) {
@@ -563,10 +627,17 @@ impl Lifeline {
             // The second stone of a double placement: one that is not next to the first and
             // lies in an empty region touching a friendly stone lives (see `single_placements`).
             let own_now = self.stones[self.to_move.index()];
-            let lives = self.board.flood(&(self.board.dilate(&own_now) & empty), &empty) - *self.board.adjacent(a);
+            let lives = self
+                .board
+                .flood(&(self.board.dilate(&own_now) & empty), &empty)
+                - *self.board.adjacent(a);
             let hopeless = self.hopeless_second_stones(start_own, lives, empty);
-            debug_assert!(lives.iter().all(|x| self.completes_turn(x as Cell, start_own, &near_own)));
-            debug_assert!(hopeless.iter().all(|x| !self.completes_turn(x as Cell, start_own, &near_own)));
+            debug_assert!(lives
+                .iter()
+                .all(|x| self.completes_turn(x as Cell, start_own, &near_own)));
+            debug_assert!(hopeless
+                .iter()
+                .all(|x| !self.completes_turn(x as Cell, start_own, &near_own)));
             let mut legal = lives;
             for x in (empty - lives - hopeless).iter() {
                 if self.completes_turn(x as Cell, start_own, &near_own) {
@@ -578,12 +649,18 @@ impl Lifeline {
         if self.settled && self.removal_applies() {
             let legal = self.single_placements(&near_own, empty);
             debug_assert!(
-                empty.iter().all(|x| legal.contains(x) == self.completes_turn(x as Cell, start_own, &near_own)),
+                empty
+                    .iter()
+                    .all(|x| legal.contains(x)
+                        == self.completes_turn(x as Cell, start_own, &near_own)),
                 "single_placements disagrees with the per-cell rule"
             );
             return legal;
         }
-        empty.iter().filter(|&x| self.completes_turn(x as Cell, start_own, &near_own)).collect()
+        empty
+            .iter()
+            .filter(|&x| self.completes_turn(x as Cell, start_own, &near_own))
+            .collect()
     }
 
     fn has_legal_action(&self) -> bool {
@@ -598,7 +675,8 @@ impl Lifeline {
                 return true;
             }
         }
-        self.outcome.is_none() && (self.swap_available() || self.komi_available() || !self.legal_cells().is_empty())
+        self.outcome.is_none()
+            && (self.swap_available() || self.komi_available() || !self.legal_cells().is_empty())
     }
 
     fn recompute_stones_hash(&self) -> u64 {
@@ -606,7 +684,11 @@ impl Lifeline {
     }
 
     fn meta_hash(&self) -> u64 {
-        let mut h = if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+        let mut h = if self.to_move == Player::White {
+            zobrist::WHITE_TO_MOVE
+        } else {
+            0
+        };
         if let Some(p) = self.pending {
             h ^= zobrist::MARK[p as usize];
         }
@@ -638,9 +720,15 @@ impl Lifeline {
 
     fn settle_outcome(&mut self) {
         if !self.has_legal_action() {
-            self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
+            self.outcome = Some(Outcome {
+                winner: Some(self.to_move.opponent()),
+                reason: EndReason::NoLegalAction,
+            });
         } else if self.turns >= self.opts.turn_cap() {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::TurnCap,
+            });
         }
     }
 }
@@ -698,7 +786,11 @@ impl Game for Lifeline {
     }
 
     fn apply(&mut self, action: Action) {
-        debug_assert!(self.is_legal(action), "illegal {action:?} in {:?}", self.position());
+        debug_assert!(
+            self.is_legal(action),
+            "illegal {action:?} in {:?}",
+            self.position()
+        );
         self.ply += 1;
         let me = self.to_move.index();
         match action {
@@ -733,7 +825,11 @@ impl Game for Lifeline {
                 };
                 let (own_after, enemy_after) = if removal && self.settled {
                     let local = self.resolve_settled(start_own, placed, self.stones[1 - me]);
-                    debug_assert_eq!(local, self.resolve(own, self.stones[1 - me], true), "local resolve");
+                    debug_assert_eq!(
+                        local,
+                        self.resolve(own, self.stones[1 - me], true),
+                        "local resolve"
+                    );
                     local
                 } else {
                     self.resolve(own, self.stones[1 - me], removal)
@@ -788,21 +884,33 @@ impl Game for Lifeline {
             fill_constant(&mut out, 6, b, 1.0);
         }
         let komi = self.komi_left as f32 / 12.0;
-        let (own_komi, enemy_komi) = if self.to_move == Player::White { (komi, 0.0) } else { (0.0, komi) };
+        let (own_komi, enemy_komi) = if self.to_move == Player::White {
+            (komi, 0.0)
+        } else {
+            (0.0, komi)
+        };
         fill_constant(&mut out, 7, b, own_komi);
         fill_constant(&mut out, 8, b, enemy_komi);
         if self.to_move == Player::Black {
             fill_constant(&mut out, 9, b, 1.0);
         }
         if self.pending.is_none() {
-            let last: CellSet = self.last_placed.iter().flatten().map(|&c| c as usize).collect();
+            let last: CellSet = self
+                .last_placed
+                .iter()
+                .flatten()
+                .map(|&c| c as usize)
+                .collect();
             fill_cells(&mut out, 10, b, &last);
         }
     }
 
     fn transformed(&self, sym: &Symmetry) -> Self {
         let mut g = self.clone();
-        g.stones = [sym.apply_set(&self.stones[0]), sym.apply_set(&self.stones[1])];
+        g.stones = [
+            sym.apply_set(&self.stones[0]),
+            sym.apply_set(&self.stones[1]),
+        ];
         g.pending = self.pending.map(|c| sym.apply(c));
         g.last_placed = self.last_placed.map(|c| c.map(|c| sym.apply(c)));
         g.stones_hash = g.recompute_stones_hash();

@@ -10,7 +10,10 @@ use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "engine", about = "Rules of the Lifeline family: play random games, replay records")]
+#[command(
+    name = "engine",
+    about = "Rules of the Lifeline family: play random games, replay records"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -39,10 +42,14 @@ enum Cmd {
 fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
     match config {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            let table: toml::Table = toml::from_str(&text).with_context(|| format!("{} is not valid TOML", p.display()))?;
-            let game = GameConfig::from_toml(&table).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            game.start().with_context(|| format!("{}: [options]", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            let table: toml::Table = toml::from_str(&text)
+                .with_context(|| format!("{} is not valid TOML", p.display()))?;
+            let game = GameConfig::from_toml(&table)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            game.start()
+                .with_context(|| format!("{}: [options]", p.display()))?;
             Ok(game)
         }
         None => serde_json::from_str(json).context("--game is not a valid game description"),
@@ -68,7 +75,12 @@ fn symbol(g: &AnyGame, c: engine::Cell) -> char {
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Random { config, game, seed, record } => {
+        Cmd::Random {
+            config,
+            game,
+            seed,
+            record,
+        } => {
             let cfg = load_game(&config, &game)?;
             let mut g = cfg.start().context("--game")?;
             let start = g.clone();
@@ -79,7 +91,13 @@ fn main() -> Result<()> {
             while g.outcome().is_none() {
                 g.legal_actions(&mut legal);
                 let a = legal[rng.gen_range(0..legal.len())];
-                println!("{:>4}. {:<5} {:<8} ({} legal)", g.ply() + 1, g.to_move().to_string(), g.action_to_string(a), legal.len());
+                println!(
+                    "{:>4}. {:<5} {:<8} ({} legal)",
+                    g.ply() + 1,
+                    g.to_move().to_string(),
+                    g.action_to_string(a),
+                    legal.len()
+                );
                 g.apply(a);
                 actions.push(a);
             }
@@ -90,14 +108,24 @@ fn main() -> Result<()> {
                 None => println!("draw ({:?}) after {} actions", o.reason, actions.len()),
             }
             if record {
-                println!("{}", GameRecord::new(cfg, &start, &actions, &g).to_json_line());
+                println!(
+                    "{}",
+                    GameRecord::new(cfg, &start, &actions, &g).to_json_line()
+                );
             }
         }
         Cmd::Replay { file } => {
             let records = engine::record::read_records(&file)?;
             for (i, r) in records.iter().enumerate() {
-                let g = r.replay().with_context(|| format!("{}: record {}", file.display(), i + 1))?;
-                println!("record {}: {} actions, {:?}", i + 1, r.actions.len(), g.outcome());
+                let g = r
+                    .replay()
+                    .with_context(|| format!("{}: record {}", file.display(), i + 1))?;
+                println!(
+                    "record {}: {} actions, {:?}",
+                    i + 1,
+                    r.actions.len(),
+                    g.outcome()
+                );
             }
         }
     }

@@ -24,7 +24,11 @@ pub fn format_coords(col: i32, row: i32) -> String {
 pub fn parse_coords(name: &str) -> Option<(i32, i32)> {
     let split = name.find(|ch: char| !ch.is_ascii_lowercase())?;
     let (letters, digits) = name.split_at(split);
-    if letters.is_empty() || letters.len() > 2 || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if letters.is_empty()
+        || letters.len() > 2
+        || digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     if digits.starts_with('0') {
@@ -57,7 +61,9 @@ mod tests {
 
     #[test]
     fn malformed_names_are_refused() {
-        for bad in ["", "a", "1", "a0", "a01", "A1", "a1x", "abc1", "a-1", "swap"] {
+        for bad in [
+            "", "a", "1", "a0", "a01", "A1", "a1x", "abc1", "a-1", "swap",
+        ] {
             assert_eq!(parse_coords(bad), None, "{bad}");
         }
     }

@@ -5,11 +5,18 @@ use rand::Rng;
 
 /// Play `game` to the end with uniformly random legal actions; returns the actions played.
 /// `buf` is reused for the legal lists so a playout allocates only for its action history.
-pub fn random_playout<G: Game, R: Rng>(game: &mut G, rng: &mut R, buf: &mut Vec<Action>) -> Vec<Action> {
+pub fn random_playout<G: Game, R: Rng>(
+    game: &mut G,
+    rng: &mut R,
+    buf: &mut Vec<Action>,
+) -> Vec<Action> {
     let mut actions = Vec::new();
     while game.outcome().is_none() {
         game.legal_actions(buf);
-        assert!(!buf.is_empty(), "a game that is not over has a legal action");
+        assert!(
+            !buf.is_empty(),
+            "a game that is not over has a legal action"
+        );
         let a = buf[rng.gen_range(0..buf.len())];
         game.apply(a);
         actions.push(a);
@@ -18,7 +25,11 @@ pub fn random_playout<G: Game, R: Rng>(game: &mut G, rng: &mut R, buf: &mut Vec<
 }
 
 /// Same as [`random_playout`] without keeping the history (the benchmark's inner loop).
-pub fn random_playout_count<G: Game, R: Rng>(game: &mut G, rng: &mut R, buf: &mut Vec<Action>) -> u32 {
+pub fn random_playout_count<G: Game, R: Rng>(
+    game: &mut G,
+    rng: &mut R,
+    buf: &mut Vec<Action>,
+) -> u32 {
     let mut n = 0;
     while game.outcome().is_none() {
         game.legal_actions(buf);

@@ -25,7 +25,10 @@ pub struct RecordResult {
 
 impl From<Outcome> for RecordResult {
     fn from(o: Outcome) -> Self {
-        RecordResult { winner: o.winner, reason: o.reason }
+        RecordResult {
+            winner: o.winner,
+            reason: o.reason,
+        }
     }
 }
 
@@ -58,18 +61,41 @@ pub struct GameRecord {
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}, line {line}: not a game record: {msg}")]
-    Parse { path: String, line: usize, msg: String },
+    Parse {
+        path: String,
+        line: usize,
+        msg: String,
+    },
     #[error("record of {game}: action {index} ('{action}'): {source}")]
-    Replay { game: String, index: usize, action: String, source: GameError },
-    #[error("record of {game}: recorded result {recorded:?} but the replay ends with {replayed:?}")]
-    ResultMismatch { game: String, recorded: Option<RecordResult>, replayed: Option<RecordResult> },
+    Replay {
+        game: String,
+        index: usize,
+        action: String,
+        source: GameError,
+    },
+    #[error(
+        "record of {game}: recorded result {recorded:?} but the replay ends with {replayed:?}"
+    )]
+    ResultMismatch {
+        game: String,
+        recorded: Option<RecordResult>,
+        replayed: Option<RecordResult>,
+    },
 }
 
 impl GameRecord {
     /// A record of `actions` played from the start of `config`'s game, with the game's result.
-    pub fn new(config: GameConfig, game_start: &AnyGame, actions: &[Action], end: &AnyGame) -> GameRecord {
+    pub fn new(
+        config: GameConfig,
+        game_start: &AnyGame,
+        actions: &[Action],
+        end: &AnyGame,
+    ) -> GameRecord {
         let mut g = game_start.clone();
         let mut names = Vec::with_capacity(actions.len());
         for &a in actions {
@@ -95,16 +121,29 @@ impl GameRecord {
             source,
         })?;
         for (index, text) in self.actions.iter().enumerate() {
-            let err = |source| RecordError::Replay { game: label.clone(), index, action: text.clone(), source };
+            let err = |source| RecordError::Replay {
+                game: label.clone(),
+                index,
+                action: text.clone(),
+                source,
+            };
             let a = g.parse_action(text).map_err(err)?;
             g.try_apply(a).map_err(err)?;
         }
         let replayed = g.outcome().map(RecordResult::from);
         // A resignation ends a game the rules have not finished; any other recorded result must
         // be the one the replay reaches.
-        let resigned = self.result.is_some_and(|r| r.reason == EndReason::Resignation);
-        if (resigned && replayed.is_some()) || (!resigned && self.result.is_some() && replayed != self.result) {
-            return Err(RecordError::ResultMismatch { game: label, recorded: self.result, replayed });
+        let resigned = self
+            .result
+            .is_some_and(|r| r.reason == EndReason::Resignation);
+        if (resigned && replayed.is_some())
+            || (!resigned && self.result.is_some() && replayed != self.result)
+        {
+            return Err(RecordError::ResultMismatch {
+                game: label,
+                recorded: self.result,
+                replayed,
+            });
         }
         Ok(g)
     }
@@ -117,15 +156,24 @@ impl GameRecord {
 /// Read every record of a JSON-lines file; errors name the file and the line.
 pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, RecordError> {
     let p = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|source| RecordError::Io { path: p.clone(), source })?;
+    let f = std::fs::File::open(path).map_err(|source| RecordError::Io {
+        path: p.clone(),
+        source,
+    })?;
     let mut out = Vec::new();
     for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|source| RecordError::Io { path: p.clone(), source })?;
+        let line = line.map_err(|source| RecordError::Io {
+            path: p.clone(),
+            source,
+        })?;
         if line.trim().is_empty() {
             continue;
         }
-        let r = serde_json::from_str(&line)
-            .map_err(|e| RecordError::Parse { path: p.clone(), line: i + 1, msg: e.to_string() })?;
+        let r = serde_json::from_str(&line).map_err(|e| RecordError::Parse {
+            path: p.clone(),
+            line: i + 1,
+            msg: e.to_string(),
+        })?;
         out.push(r);
     }
     Ok(out)

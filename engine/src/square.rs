@@ -28,7 +28,9 @@ use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
-use crate::groups::{count_groups, dead_among, dead_groups, fill_suspects, in_territory_of, owned_territory};
+use crate::groups::{
+    count_groups, dead_among, dead_groups, fill_suspects, in_territory_of, owned_territory,
+};
 use crate::zobrist;
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -68,23 +70,38 @@ fn default_size() -> usize {
 
 impl Default for SquareOptions {
     fn default() -> Self {
-        SquareOptions { size: default_size(), komi: 0, incursions: Incursions::Allowed, max_turns: None }
+        SquareOptions {
+            size: default_size(),
+            komi: 0,
+            incursions: Incursions::Allowed,
+            max_turns: None,
+        }
     }
 }
 
 impl SquareOptions {
     pub fn new(size: usize) -> Self {
-        SquareOptions { size, ..Default::default() }
+        SquareOptions {
+            size,
+            ..Default::default()
+        }
     }
 
     /// Basic Square Lifeline (incursions forbidden).
     pub fn basic(size: usize) -> Self {
-        SquareOptions { size, incursions: Incursions::Forbidden, ..Default::default() }
+        SquareOptions {
+            size,
+            incursions: Incursions::Forbidden,
+            ..Default::default()
+        }
     }
 
     pub fn validate(&self) -> Result<(), GameError> {
         if !(5..=19).contains(&self.size) {
-            return Err(GameError::BadOptions(format!("size must be between 5 and 19, not {}", self.size)));
+            return Err(GameError::BadOptions(format!(
+                "size must be between 5 and 19, not {}",
+                self.size
+            )));
         }
         if self.komi as usize > self.size * self.size {
             return Err(GameError::BadOptions(format!(
@@ -100,7 +117,8 @@ impl SquareOptions {
     }
 
     pub fn turn_cap(&self) -> u32 {
-        self.max_turns.unwrap_or(10 * (self.size * self.size) as u32)
+        self.max_turns
+            .unwrap_or(10 * (self.size * self.size) as u32)
     }
 
     /// Short name: `square-9`, `square-9-basic`, `square-9-k3`.
@@ -194,7 +212,12 @@ impl History {
 
     fn push(&mut self, key: u64, stones: [CellSet; 2], to_move: Player) {
         let prev = self.head.take();
-        self.head = Some(Arc::new(HistNode { stones, to_move, key, prev }));
+        self.head = Some(Arc::new(HistNode {
+            stones,
+            to_move,
+            key,
+            prev,
+        }));
         self.len += 1;
     }
 }
@@ -248,7 +271,8 @@ pub struct SquareLifeline {
 impl SquareLifeline {
     pub fn new(opts: SquareOptions) -> Result<SquareLifeline, GameError> {
         opts.validate()?;
-        let board = Arc::new(Board::square(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
+        let board =
+            Arc::new(Board::square(opts.size).map_err(|e| GameError::BadOptions(e.to_string()))?);
         Ok(Self::with_board(board, opts))
     }
 
@@ -280,12 +304,18 @@ impl SquareLifeline {
 
     /// Set up a position from its description. Its history holds only this position. The
     /// outcome is computed as after a turn.
-    pub fn from_position(opts: SquareOptions, pos: &SquarePosition) -> Result<SquareLifeline, GameError> {
+    pub fn from_position(
+        opts: SquareOptions,
+        pos: &SquarePosition,
+    ) -> Result<SquareLifeline, GameError> {
         let mut g = SquareLifeline::new(opts)?;
         let cells = |g: &SquareLifeline, names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
             for n in names {
-                let c = g.board.parse_cell(n).ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
+                let c = g
+                    .board
+                    .parse_cell(n)
+                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
                 set.insert(c as usize);
             }
             Ok(set)
@@ -302,12 +332,19 @@ impl SquareLifeline {
         g.last_minimal = pos.last_minimal_incursion;
         g.turn_start = g.stones;
         if let Some(p) = &pos.pending {
-            let c = g.board.parse_cell(p).ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
+            let c = g
+                .board
+                .parse_cell(p)
+                .ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
             if !g.stones[pos.to_move.index()].contains(c as usize) {
-                return Err(GameError::BadPosition("the pending stone must be a stone of the player to move".into()));
+                return Err(GameError::BadPosition(
+                    "the pending stone must be a stone of the player to move".into(),
+                ));
             }
             if !g.is_double_turn() {
-                return Err(GameError::BadPosition("a pending stone needs a double-placement turn".into()));
+                return Err(GameError::BadPosition(
+                    "a pending stone needs a double-placement turn".into(),
+                ));
             }
             g.pending = Some(c);
             g.turn_start[pos.to_move.index()].remove(c as usize);
@@ -318,7 +355,8 @@ impl SquareLifeline {
         g.record_position();
         let e = g.empty();
         let start = g.start_stones();
-        g.settled = dead_groups(&g.board, start[0], e).is_empty() && dead_groups(&g.board, start[1], e).is_empty();
+        g.settled = dead_groups(&g.board, start[0], e).is_empty()
+            && dead_groups(&g.board, start[1], e).is_empty();
         if g.pending.is_none() {
             g.settle_outcome();
         }
@@ -397,7 +435,11 @@ impl SquareLifeline {
     /// dead enemy groups after each stone. Returns `(own, enemy, enemy groups captured,
     /// incursion)` if the turn is legal, `None` otherwise. The general rule, used for double
     /// placements, unsettled positions and as the reference of the local checks.
-    fn play_turn(&self, start: [CellSet; 2], placed: &[Cell]) -> Option<(CellSet, CellSet, u32, bool)> {
+    fn play_turn(
+        &self,
+        start: [CellSet; 2],
+        placed: &[Cell],
+    ) -> Option<(CellSet, CellSet, u32, bool)> {
         let b = &*self.board;
         let me = self.to_move.index();
         let (mut own, mut enemy) = (start[me], start[1 - me]);
@@ -411,8 +453,11 @@ impl SquareLifeline {
         if !dead_groups(b, own, *b.on_board() - own - enemy).is_empty() {
             return None;
         }
-        let incursion = placed.iter().any(|&x| in_territory_of(b, x as usize, start[me], start[1 - me]));
-        self.incursion_allowed(incursion, groups).then_some((own, enemy, groups, incursion))
+        let incursion = placed
+            .iter()
+            .any(|&x| in_territory_of(b, x as usize, start[me], start[1 - me]));
+        self.incursion_allowed(incursion, groups)
+            .then_some((own, enemy, groups, incursion))
     }
 
     /// A single placement at `x` in a settled position, judged on the empty region `region`
@@ -446,7 +491,13 @@ impl SquareLifeline {
     /// Legality of a single placement at `x` in a region that touches a friendly stone (so it
     /// is no incursion), in a settled position.
     #[inline]
-    fn single_legal_near_own(&self, x: Cell, region: CellSet, border: &CellSet, empty: &CellSet) -> bool {
+    fn single_legal_near_own(
+        &self,
+        x: Cell,
+        region: CellSet,
+        border: &CellSet,
+        empty: &CellSet,
+    ) -> bool {
         let b = &*self.board;
         let xs = CellSet::single(x as usize);
         let own = self.stones[self.to_move.index()] | xs;
@@ -531,7 +582,9 @@ impl SquareLifeline {
         own.insert(a as usize);
         let dead = dead_groups(b, start[1 - me], *b.on_board() - own - start[1 - me]);
         let empty_after = rest | dead;
-        empty_after.iter().any(|c| self.play_turn(start, &[a, c as Cell]).is_some())
+        empty_after
+            .iter()
+            .any(|c| self.play_turn(start, &[a, c as Cell]).is_some())
     }
 
     /// Visit legal actions in order until `f` returns true; returns whether it did.
@@ -559,8 +612,12 @@ impl SquareLifeline {
                         CellSet::EMPTY
                     };
                     for x in empty.iter() {
-                        let legal = lives.contains(x) || self.play_turn(self.turn_start, &[p, x as Cell]).is_some();
-                        debug_assert_eq!(legal, self.play_turn(self.turn_start, &[p, x as Cell]).is_some());
+                        let legal = lives.contains(x)
+                            || self.play_turn(self.turn_start, &[p, x as Cell]).is_some();
+                        debug_assert_eq!(
+                            legal,
+                            self.play_turn(self.turn_start, &[p, x as Cell]).is_some()
+                        );
                         if legal && f(Action::Cell(x as Cell)) {
                             return true;
                         }
@@ -570,7 +627,8 @@ impl SquareLifeline {
             return false;
         }
         debug_assert!(
-            empty.iter().all(|x| self.legal_cells.contains(x) == self.play_turn(self.stones, &[x as Cell]).is_some()),
+            empty.iter().all(|x| self.legal_cells.contains(x)
+                == self.play_turn(self.stones, &[x as Cell]).is_some()),
             "the legal placements disagree with the general rule in {:?}",
             self.position()
         );
@@ -585,7 +643,10 @@ impl SquareLifeline {
         if self.settled {
             return self.settled_single_legal();
         }
-        self.empty().iter().filter(|&x| self.play_turn(self.stones, &[x as Cell]).is_some()).collect()
+        self.empty()
+            .iter()
+            .filter(|&x| self.play_turn(self.stones, &[x as Cell]).is_some())
+            .collect()
     }
 
     fn has_legal_action(&self) -> bool {
@@ -597,7 +658,12 @@ impl SquareLifeline {
     }
 
     fn position_key(&self) -> u64 {
-        self.stones_hash ^ if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 }
+        self.stones_hash
+            ^ if self.to_move == Player::White {
+                zobrist::WHITE_TO_MOVE
+            } else {
+                0
+            }
     }
 
     /// Add the current position to the history; returns false if it was there already.
@@ -612,11 +678,16 @@ impl SquareLifeline {
     }
 
     fn meta_hash(&self) -> u64 {
-        let mut h = if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+        let mut h = if self.to_move == Player::White {
+            zobrist::WHITE_TO_MOVE
+        } else {
+            0
+        };
         if let Some(p) = self.pending {
             h ^= zobrist::MARK[p as usize];
             // The start of the turn decides which placements are incursions.
-            let ts = zobrist::stones(0, &self.turn_start[0]) ^ zobrist::stones(1, &self.turn_start[1]);
+            let ts =
+                zobrist::stones(0, &self.turn_start[0]) ^ zobrist::stones(1, &self.turn_start[1]);
             h ^= ts.rotate_left(17);
             h ^= zobrist::counter(5, self.pending_groups as usize);
         }
@@ -641,7 +712,10 @@ impl SquareLifeline {
         self.pending = None;
         self.pending_groups = 0;
         if !self.record_position() && placement {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::Repetition });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::Repetition,
+            });
             return;
         }
         self.settle_outcome();
@@ -650,9 +724,15 @@ impl SquareLifeline {
     fn settle_outcome(&mut self) {
         self.legal_cells = self.compute_legal_cells();
         if !self.has_legal_action() {
-            self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
+            self.outcome = Some(Outcome {
+                winner: Some(self.to_move.opponent()),
+                reason: EndReason::NoLegalAction,
+            });
         } else if self.turns >= self.opts.turn_cap() {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::TurnCap,
+            });
         }
     }
 }
@@ -694,7 +774,11 @@ const fn ring_simple_table() -> [bool; 256] {
         let mut runs = 0;
         let mut i = 0;
         while i < 8 {
-            let (here, before, after) = (m >> i & 1 == 1, m >> ((i + 7) % 8) & 1 == 1, m >> ((i + 1) % 8) & 1 == 1);
+            let (here, before, after) = (
+                m >> i & 1 == 1,
+                m >> ((i + 7) % 8) & 1 == 1,
+                m >> ((i + 1) % 8) & 1 == 1,
+            );
             if here && !before {
                 // A run made of one diagonal point holds no neighbour of x.
                 if !(i % 2 == 1 && !after) {
@@ -753,12 +837,18 @@ impl Game for SquareLifeline {
     }
 
     fn apply(&mut self, action: Action) {
-        debug_assert!(self.is_legal(action), "illegal {action:?} in {:?}", self.position());
+        debug_assert!(
+            self.is_legal(action),
+            "illegal {action:?} in {:?}",
+            self.position()
+        );
         self.ply += 1;
         let me = self.to_move.index();
         let b = self.board.clone();
         match action {
-            Action::Swap | Action::SpendKomi => unreachable!("Square Lifeline has no swap or komi action"),
+            Action::Swap | Action::SpendKomi => {
+                unreachable!("Square Lifeline has no swap or komi action")
+            }
             Action::RemovePrisoner => {
                 self.prison[1 - me] -= 1;
                 self.last_minimal = false;
@@ -790,8 +880,14 @@ impl Game for SquareLifeline {
                 }
                 let first = self.pending;
                 let groups = groups + self.pending_groups;
-                let incursion = first.into_iter().chain([x]).any(|c| in_territory_of(&b, c as usize, start[me], start[1 - me]));
-                debug_assert!(dead_groups(&b, own, self.empty()).is_empty(), "suicide applied");
+                let incursion = first
+                    .into_iter()
+                    .chain([x])
+                    .any(|c| in_territory_of(&b, c as usize, start[me], start[1 - me]));
+                debug_assert!(
+                    dead_groups(&b, own, self.empty()).is_empty(),
+                    "suicide applied"
+                );
                 self.last_minimal = incursion && groups == 1;
                 self.last_placed = [first, Some(x)];
                 self.settled = true;
@@ -809,7 +905,11 @@ impl Game for SquareLifeline {
         for n in self.history.iter() {
             let key = zobrist::stones(0, &n.stones[0])
                 ^ zobrist::stones(1, &n.stones[1])
-                ^ if n.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+                ^ if n.to_move == Player::White {
+                    zobrist::WHITE_TO_MOVE
+                } else {
+                    0
+                };
             hist ^= history_key(key);
         }
         self.recompute_stones_hash() ^ self.meta_hash() ^ hist
@@ -847,7 +947,12 @@ impl Game for SquareLifeline {
         fill_constant(&mut out, 5, b, self.prison[1 - me] as f32 / 10.0);
         fill_constant(&mut out, 6, b, self.prison[me] as f32 / 10.0);
         let komi = self.opts.komi as f32 / 10.0;
-        fill_constant(&mut out, if self.to_move == Player::White { 7 } else { 8 }, b, komi);
+        fill_constant(
+            &mut out,
+            if self.to_move == Player::White { 7 } else { 8 },
+            b,
+            komi,
+        );
         if self.last_minimal {
             fill_constant(&mut out, 9, b, 1.0);
         }
@@ -855,7 +960,12 @@ impl Game for SquareLifeline {
             fill_constant(&mut out, 10, b, 1.0);
         }
         if self.pending.is_none() {
-            let last: CellSet = self.last_placed.iter().flatten().map(|&c| c as usize).collect();
+            let last: CellSet = self
+                .last_placed
+                .iter()
+                .flatten()
+                .map(|&c| c as usize)
+                .collect();
             fill_cells(&mut out, 11, b, &last);
         }
         fill_cells(&mut out, 12, b, &owned_territory(b, own, enemy));
@@ -874,13 +984,21 @@ impl Game for SquareLifeline {
         g.last_placed = self.last_placed.map(|c| c.map(|c| sym.apply(c)));
         g.legal_cells = sym.apply_set(&self.legal_cells);
         g.stones_hash = g.recompute_stones_hash();
-        let entries: Vec<([CellSet; 2], Player)> = self.history.iter().map(|n| (map(&n.stones), n.to_move)).collect();
+        let entries: Vec<([CellSet; 2], Player)> = self
+            .history
+            .iter()
+            .map(|n| (map(&n.stones), n.to_move))
+            .collect();
         g.history = History::default();
         g.history_hash = 0;
         for (stones, to_move) in entries.into_iter().rev() {
             let key = zobrist::stones(0, &stones[0])
                 ^ zobrist::stones(1, &stones[1])
-                ^ if to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+                ^ if to_move == Player::White {
+                    zobrist::WHITE_TO_MOVE
+                } else {
+                    0
+                };
             g.history.push(key, stones, to_move);
             g.history_hash ^= history_key(key);
         }
@@ -901,7 +1019,11 @@ impl Game for SquareLifeline {
 }
 
 /// The stone's colour, or for an empty point the owner of its territory (RULES.md section 1).
-pub(crate) fn final_owner_by_territory(b: &Board, stones: &[CellSet; 2], cell: Cell) -> Option<Player> {
+pub(crate) fn final_owner_by_territory(
+    b: &Board,
+    stones: &[CellSet; 2],
+    cell: Cell,
+) -> Option<Player> {
     for p in Player::BOTH {
         if stones[p.index()].contains(cell as usize) {
             return Some(p);

@@ -23,7 +23,11 @@ pub fn encode_owned<G: Game>(g: &G) -> Array3<f32> {
 ///
 /// Panics with a message naming the failed property.
 pub fn check_position<G: Game>(g: &G) {
-    assert_eq!(g.hash(), g.recompute_hash(), "incremental hash differs from the recomputed one");
+    assert_eq!(
+        g.hash(),
+        g.recompute_hash(),
+        "incremental hash differs from the recomputed one"
+    );
     let mut legal = Vec::new();
     g.legal_actions(&mut legal);
     if g.outcome().is_some() {
@@ -35,9 +39,17 @@ pub fn check_position<G: Game>(g: &G) {
         assert!(g.is_legal(a), "{a:?} listed but is_legal says no");
         let i = g.policy_index(a);
         assert!(i < g.policy_len());
-        assert_eq!(g.action_of_policy_index(i), Some(a), "policy index of {a:?} does not round-trip");
+        assert_eq!(
+            g.action_of_policy_index(i),
+            Some(a),
+            "policy index of {a:?} does not round-trip"
+        );
         let text = g.action_to_string(a);
-        assert_eq!(g.parse_action(&text).as_ref(), Ok(&a), "notation '{text}' does not round-trip");
+        assert_eq!(
+            g.parse_action(&text).as_ref(),
+            Ok(&a),
+            "notation '{text}' does not round-trip"
+        );
     }
     let planes = encode_owned(g);
     let mut mask = vec![0.0f32; g.policy_len()];
@@ -46,34 +58,55 @@ pub fn check_position<G: Game>(g: &G) {
     }
     for (k, sym) in g.board().symmetries().iter().enumerate() {
         let h = g.transformed(sym);
-        assert_eq!(h.hash(), h.recompute_hash(), "symmetry {k}: hash of the image is inconsistent");
+        assert_eq!(
+            h.hash(),
+            h.recompute_hash(),
+            "symmetry {k}: hash of the image is inconsistent"
+        );
         assert_eq!(h.to_move(), g.to_move());
         let expected = transform_planes(g.board(), sym, planes.view());
         let got = encode_owned(&h);
-        assert!(got == expected, "symmetry {k}: encode(sym(s)) != sym(encode(s))");
+        assert!(
+            got == expected,
+            "symmetry {k}: encode(sym(s)) != sym(encode(s))"
+        );
         let mut legal_h = Vec::new();
         h.legal_actions(&mut legal_h);
         let mut mapped: Vec<Action> = legal.iter().map(|&a| transform_action(sym, a)).collect();
         mapped.sort();
         legal_h.sort();
-        assert_eq!(mapped, legal_h, "symmetry {k}: legal actions do not map to legal actions");
+        assert_eq!(
+            mapped, legal_h,
+            "symmetry {k}: legal actions do not map to legal actions"
+        );
         let mut mask_h = vec![0.0f32; h.policy_len()];
         for &a in &legal_h {
             mask_h[h.policy_index(a)] = 1.0;
         }
-        assert_eq!(transform_policy(g.board(), sym, &mask), mask_h, "symmetry {k}: policy mask");
+        assert_eq!(
+            transform_policy(g.board(), sym, &mask),
+            mask_h,
+            "symmetry {k}: policy mask"
+        );
     }
 }
 
 /// Play one uniformly random game from `start`, calling `each(before, action, after)` on every
 /// step. Returns the final position and the actions.
-pub fn random_game<G: Game, R: Rng>(start: &G, rng: &mut R, mut each: impl FnMut(&G, Action, &G)) -> (G, Vec<Action>) {
+pub fn random_game<G: Game, R: Rng>(
+    start: &G,
+    rng: &mut R,
+    mut each: impl FnMut(&G, Action, &G),
+) -> (G, Vec<Action>) {
     let mut g = start.clone();
     let mut legal = Vec::new();
     let mut actions = Vec::new();
     while g.outcome().is_none() {
         g.legal_actions(&mut legal);
-        assert!(!legal.is_empty(), "a game that is not over must have a legal action");
+        assert!(
+            !legal.is_empty(),
+            "a game that is not over must have a legal action"
+        );
         let a = legal[rng.gen_range(0..legal.len())];
         let before = g.clone();
         g.apply(a);

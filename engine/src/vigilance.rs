@@ -87,19 +87,30 @@ fn on_off<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
         OnOff::Bool(b) => Ok(b),
         OnOff::Text(t) if t == "on" => Ok(true),
         OnOff::Text(t) if t == "off" => Ok(false),
-        OnOff::Text(t) => Err(serde::de::Error::custom(format!("captures must be on or off, not '{t}'"))),
+        OnOff::Text(t) => Err(serde::de::Error::custom(format!(
+            "captures must be on or off, not '{t}'"
+        ))),
     }
 }
 
 impl Default for VigilanceOptions {
     fn default() -> Self {
-        VigilanceOptions { board: VigilanceBoard::HexM, captures: true, connectivity: Connectivity::Ludii, max_turns: None }
+        VigilanceOptions {
+            board: VigilanceBoard::HexM,
+            captures: true,
+            connectivity: Connectivity::Ludii,
+            max_turns: None,
+        }
     }
 }
 
 impl VigilanceOptions {
     pub fn new(board: VigilanceBoard, captures: bool) -> Self {
-        VigilanceOptions { board, captures, ..Default::default() }
+        VigilanceOptions {
+            board,
+            captures,
+            ..Default::default()
+        }
     }
 
     pub fn validate(&self) -> Result<(), GameError> {
@@ -233,10 +244,17 @@ impl Vigilance {
     /// Set up a position from its description. The outcome is computed as at the start of a
     /// decision: if the player to move has no legal action, that player has lost (the
     /// blocked-space rule is a consequence of an action and is not checked here).
-    pub fn from_position(opts: VigilanceOptions, pos: &VigilancePosition) -> Result<Vigilance, GameError> {
+    pub fn from_position(
+        opts: VigilanceOptions,
+        pos: &VigilancePosition,
+    ) -> Result<Vigilance, GameError> {
         let mut g = Vigilance::new(opts)?;
         let bad = |m: String| GameError::BadPosition(m);
-        let cell = |g: &Vigilance, n: &String| g.board.parse_cell(n).ok_or_else(|| bad(format!("'{n}' is not a cell")));
+        let cell = |g: &Vigilance, n: &String| {
+            g.board
+                .parse_cell(n)
+                .ok_or_else(|| bad(format!("'{n}' is not a cell")))
+        };
         let mut sets = [CellSet::EMPTY; 2];
         for (k, names) in [&pos.black, &pos.white].into_iter().enumerate() {
             for n in names {
@@ -253,7 +271,9 @@ impl Vigilance {
         g.turns = pos.turns;
         g.swapped = pos.swapped;
         let me = pos.to_move.index();
-        if pos.moves < 3 && (pos.to_move != Player::Black || pos.slide_from.is_some() || pos.placing) {
+        if pos.moves < 3
+            && (pos.to_move != Player::Black || pos.slide_from.is_some() || pos.placing)
+        {
             return Err(bad("during the pie offer Black places stones".into()));
         }
         g.stage = match (&pos.slide_from, pos.placing) {
@@ -261,7 +281,9 @@ impl Vigilance {
             (Some(n), false) => {
                 let c = cell(&g, n)?;
                 if !g.stones[me].contains(c as usize) || g.slide_targets(c).is_empty() {
-                    return Err(bad(format!("{n} is not a stone of the mover that can slide")));
+                    return Err(bad(format!(
+                        "{n} is not a stone of the mover that can slide"
+                    )));
                 }
                 Stage::SlideTo(c)
             }
@@ -346,7 +368,10 @@ impl Vigilance {
 
     fn refresh_seen(&mut self) {
         let empty = self.empty();
-        self.seen = [self.seen_with(self.stones[0], empty), self.seen_with(self.stones[1], empty)];
+        self.seen = [
+            self.seen_with(self.stones[0], empty),
+            self.seen_with(self.stones[1], empty),
+        ];
     }
 
     /// Empty cells seen by `p`.
@@ -427,7 +452,10 @@ impl Vigilance {
         }
         let liberties = self.empty() - self.seen[me];
         let (dirs, links) = (self.board.offsets(), self.links.offsets());
-        by_words!(self.words, words::dead_chains(dirs, links, &liberties, &enemy))
+        by_words!(
+            self.words,
+            words::dead_chains(dirs, links, &liberties, &enemy)
+        )
     }
 
     /// The blocked-space rule for `m`, the player who just acted (RULES.md section 5).
@@ -443,7 +471,10 @@ impl Vigilance {
         // The win needs X >= (E - H_O) / 2 + H_M.
         let need = (e - ho + 1).div_euclid(2) + hm;
         let links = self.links.offsets();
-        by_words!(self.words, words::blocked_at_least(links, &other, &empty, &self.seen[oi], need))
+        by_words!(
+            self.words,
+            words::blocked_at_least(links, &other, &empty, &self.seen[oi], need)
+        )
     }
 
     /// Whether the player to move has a legal action.
@@ -456,7 +487,11 @@ impl Vigilance {
     }
 
     fn meta_hash(&self) -> u64 {
-        let mut h = if self.to_move == Player::White { zobrist::WHITE_TO_MOVE } else { 0 };
+        let mut h = if self.to_move == Player::White {
+            zobrist::WHITE_TO_MOVE
+        } else {
+            0
+        };
         match self.stage {
             Stage::Start => {}
             Stage::SlideTo(c) => h ^= zobrist::MARK[c as usize],
@@ -495,14 +530,23 @@ impl Vigilance {
     fn settle_outcome(&mut self, acted: Option<Player>) {
         if let Some(m) = acted {
             if self.moves >= 6 && self.blocked_space_win(m) {
-                self.outcome = Some(Outcome { winner: Some(m), reason: EndReason::BlockedSpace });
+                self.outcome = Some(Outcome {
+                    winner: Some(m),
+                    reason: EndReason::BlockedSpace,
+                });
                 return;
             }
         }
         if !self.has_legal() {
-            self.outcome = Some(Outcome { winner: Some(self.to_move.opponent()), reason: EndReason::NoLegalAction });
+            self.outcome = Some(Outcome {
+                winner: Some(self.to_move.opponent()),
+                reason: EndReason::NoLegalAction,
+            });
         } else if self.turns >= self.opts.turn_cap() {
-            self.outcome = Some(Outcome { winner: None, reason: EndReason::TurnCap });
+            self.outcome = Some(Outcome {
+                winner: None,
+                reason: EndReason::TurnCap,
+            });
         }
     }
 
@@ -580,7 +624,11 @@ impl Game for Vigilance {
     }
 
     fn apply(&mut self, action: Action) {
-        debug_assert!(self.is_legal(action), "illegal {action:?} in {:?}", self.position());
+        debug_assert!(
+            self.is_legal(action),
+            "illegal {action:?} in {:?}",
+            self.position()
+        );
         self.ply += 1;
         let mover = self.to_move;
         let me = mover.index();
@@ -612,7 +660,9 @@ impl Game for Vigilance {
                     return;
                 }
                 CellChoice::SlideTo => {
-                    let Stage::SlideTo(from) = self.stage else { unreachable!() };
+                    let Stage::SlideTo(from) = self.stage else {
+                        unreachable!()
+                    };
                     let mut own = self.stones[me];
                     own.remove(from as usize);
                     own.insert(x as usize);
@@ -646,7 +696,13 @@ impl Game for Vigilance {
     fn recompute_hash(&self) -> u64 {
         // The tests compare this with `hash()`; check the derived sight sets on the way.
         let empty = self.empty();
-        debug_assert_eq!(self.seen, [self.seen_with(self.stones[0], empty), self.seen_with(self.stones[1], empty)]);
+        debug_assert_eq!(
+            self.seen,
+            [
+                self.seen_with(self.stones[0], empty),
+                self.seen_with(self.stones[1], empty)
+            ]
+        );
         debug_assert_eq!((self.choices, self.choice), self.compute_choices());
         self.recompute_stones_hash() ^ self.meta_hash()
     }
@@ -712,7 +768,10 @@ impl Game for Vigilance {
 
     fn transformed(&self, sym: &Symmetry) -> Self {
         let mut g = self.clone();
-        g.stones = [sym.apply_set(&self.stones[0]), sym.apply_set(&self.stones[1])];
+        g.stones = [
+            sym.apply_set(&self.stones[0]),
+            sym.apply_set(&self.stones[1]),
+        ];
         if let Stage::SlideTo(c) = self.stage {
             g.stage = Stage::SlideTo(sym.apply(c));
         }
@@ -841,7 +900,12 @@ mod words {
 
     /// Stones of `enemy` in no chain (joined along `links`) that touches a cell of `liberties`
     /// along `dirs`.
-    pub fn dead_chains<const N: usize>(dirs: &[i32], links: &[i32], liberties: &CellSet, enemy: &CellSet) -> CellSet {
+    pub fn dead_chains<const N: usize>(
+        dirs: &[i32],
+        links: &[i32],
+        liberties: &CellSet,
+        enemy: &CellSet,
+    ) -> CellSet {
         let (l, en) = (load::<N>(liberties), load::<N>(enemy));
         let mut alive = and(&dilate(dirs, &l, &en), &en);
         loop {
@@ -857,7 +921,13 @@ mod words {
     /// Whether at least `need` empty cells are neither seen by the opponent (`seen_o`) nor joined
     /// through `empty` (along `links`) to a cell next to an opponent stone (`other`). The flood
     /// stops as soon as the count it leaves is below `need`.
-    pub fn blocked_at_least<const N: usize>(links: &[i32], other: &CellSet, empty: &CellSet, seen_o: &CellSet, need: i64) -> bool {
+    pub fn blocked_at_least<const N: usize>(
+        links: &[i32],
+        other: &CellSet,
+        empty: &CellSet,
+        seen_o: &CellSet,
+        need: i64,
+    ) -> bool {
         let (o, e, so) = (load::<N>(other), load::<N>(empty), load::<N>(seen_o));
         let mut reach = and(&dilate(links, &o, &e), &e);
         let candidates: W<N> = std::array::from_fn(|i| e[i] & !so[i] & !reach[i]);

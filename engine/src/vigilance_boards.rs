@@ -112,7 +112,12 @@ impl VigilanceBoard {
     /// Find a board by name: Ludii's name or the slug, ignoring case, spaces and punctuation
     /// (`"Hex M (72)"`, `"hex_m_72"`, `"hex-m"`, `"SQ-4 (64) Adjacent"`, `"sq4-adjacent"`).
     pub fn parse(text: &str) -> Option<VigilanceBoard> {
-        let norm = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+        let norm = |s: &str| {
+            s.chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
         let t = norm(text);
         VigilanceBoard::ALL.into_iter().find(|b| {
             let n = norm(b.name());
@@ -169,14 +174,19 @@ impl VigilanceBoard {
     }
 
     fn build(self, dirs: &[Dir]) -> Board {
-        let kind = BoardKind::Loaded { name: self.name().to_string() };
-        Board::from_coords(kind, self.lattice(), &self.coords(), dirs).expect("built-in Vigilance boards are valid")
+        let kind = BoardKind::Loaded {
+            name: self.name().to_string(),
+        };
+        Board::from_coords(kind, self.lattice(), &self.coords(), dirs)
+            .expect("built-in Vigilance boards are valid")
     }
 
     /// The board (built once, then shared).
     pub fn board(self) -> Arc<Board> {
         static CACHE: [OnceLock<Arc<Board>>; 14] = [const { OnceLock::new() }; 14];
-        CACHE[self as usize].get_or_init(|| Arc::new(self.build(self.directions()))).clone()
+        CACHE[self as usize]
+            .get_or_init(|| Arc::new(self.build(self.directions())))
+            .clone()
     }
 
     /// The same cells with every lattice neighbour (8 on square boards, 6 on hex boards): the
@@ -210,21 +220,17 @@ impl<'de> Deserialize<'de> for VigilanceBoard {
         let text = String::deserialize(d)?;
         VigilanceBoard::parse(&text).ok_or_else(|| {
             let names: Vec<&str> = VigilanceBoard::ALL.iter().map(|b| b.name()).collect();
-            serde::de::Error::custom(format!("unknown Vigilance board '{text}' (expected one of {})", names.join(", ")))
+            serde::de::Error::custom(format!(
+                "unknown Vigilance board '{text}' (expected one of {})",
+                names.join(", ")
+            ))
         })
     }
 }
 
 /// `sq3_36`: 36 cells, 8x8 grid, top row first.
 const SQ3_36: &[&str] = &[
-    "..oo....",
-    "..oooo..",
-    ".oo.oooo",
-    ".oooo.oo",
-    "oo.oooo.",
-    "oooo.oo.",
-    "..oooo..",
-    "....oo..",
+    "..oo....", "..oooo..", ".oo.oooo", ".oooo.oo", "oo.oooo.", "oooo.oo.", "..oooo..", "....oo..",
 ];
 /// `sq4_64`: 64 cells, 11x11 grid, top row first.
 const SQ4_64: &[&str] = &[
@@ -279,14 +285,7 @@ const SQ6_144: &[&str] = &[
 ];
 /// `hex_xs_39`: 39 cells, 8x8 grid, top row first.
 const HEX_XS_39: &[&str] = &[
-    ".....ooo",
-    "....oooo",
-    "..ooo.oo",
-    ".oooooo.",
-    "oo.oooo.",
-    "oooo.oo.",
-    "oooooo..",
-    "..ooo...",
+    ".....ooo", "....oooo", "..ooo.oo", ".oooooo.", "oo.oooo.", "oooo.oo.", "oooooo..", "..ooo...",
 ];
 /// `hex_s_48`: 48 cells, 9x8 grid, top row first.
 const HEX_S_48: &[&str] = &[
@@ -375,7 +374,8 @@ mod tests {
     use std::path::Path;
 
     fn graph(b: VigilanceBoard) -> LoadedBoard {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../reference/graphs/vigilance_{}.json", b.slug()));
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../reference/graphs/vigilance_{}.json", b.slug()));
         LoadedBoard::from_file(&p).unwrap()
     }
 
@@ -384,8 +384,15 @@ mod tests {
         for b in VigilanceBoard::ALL {
             let lb = graph(b);
             let ours = b.board();
-            assert_eq!(ours.num_cells(), b.num_cells(), "{b}: the count in the name");
-            assert_eq!(*ours, lb.board, "{b}: cells or directions differ from the graph file");
+            assert_eq!(
+                ours.num_cells(),
+                b.num_cells(),
+                "{b}: the count in the name"
+            );
+            assert_eq!(
+                *ours, lb.board,
+                "{b}: cells or directions differ from the graph file"
+            );
             // Same neighbour per direction, hence the same rays (the loader checked the rays of
             // the file against `steps`).
             for &c in ours.cells() {
@@ -402,11 +409,19 @@ mod tests {
             assert_eq!(VigilanceBoard::parse(b.name()), Some(b));
             assert_eq!(VigilanceBoard::parse(b.slug()), Some(b));
         }
-        assert_eq!(VigilanceBoard::parse("Hex L  (96)"), Some(HexL), "Ludii's spelling with two spaces");
+        assert_eq!(
+            VigilanceBoard::parse("Hex L  (96)"),
+            Some(HexL),
+            "Ludii's spelling with two spaces"
+        );
         assert_eq!(VigilanceBoard::parse("hex-m"), Some(HexM));
         assert_eq!(VigilanceBoard::parse("sq4-adjacent"), Some(Sq4Adjacent));
         assert_eq!(VigilanceBoard::parse("Hex M (71)"), None);
-        assert_eq!(VigilanceBoard::parse("sq4"), None, "the direction set must be named");
+        assert_eq!(
+            VigilanceBoard::parse("sq4"),
+            None,
+            "the direction set must be named"
+        );
     }
 
     fn same_map(b: &Board, s: &Symmetry, t: &[Cell]) -> bool {
@@ -432,23 +447,47 @@ mod tests {
                 assert_eq!(img, *board.on_board(), "{b}: not a bijection of the cells");
                 for &c in board.cells() {
                     for (d, &dir) in board.directions().iter().enumerate() {
-                        let dd = board.directions().iter().position(|&x| x == s.apply_dir(dir)).expect("direction image");
+                        let dd = board
+                            .directions()
+                            .iter()
+                            .position(|&x| x == s.apply_dir(dir))
+                            .expect("direction image");
                         let ray: Vec<Cell> = board.ray(c, d).map(|x| s.apply(x)).collect();
-                        assert_eq!(ray, board.ray(s.apply(c), dd).collect::<Vec<_>>(), "{b}: ray image");
+                        assert_eq!(
+                            ray,
+                            board.ray(s.apply(c), dd).collect::<Vec<_>>(),
+                            "{b}: ray image"
+                        );
                     }
-                    assert_eq!(s.apply_set(full.adjacent(c)), *full.adjacent(s.apply(c)), "{b}: full adjacency");
+                    assert_eq!(
+                        s.apply_set(full.adjacent(c)),
+                        *full.adjacent(s.apply(c)),
+                        "{b}: full adjacency"
+                    );
                 }
             }
             for s in syms {
                 for t in syms {
-                    let st: Vec<Cell> = board.cells().iter().map(|&c| s.apply(t.apply(c))).collect();
-                    assert!(syms.iter().any(|u| same_map(&board, u, &st)), "{b}: composition left the group");
+                    let st: Vec<Cell> =
+                        board.cells().iter().map(|&c| s.apply(t.apply(c))).collect();
+                    assert!(
+                        syms.iter().any(|u| same_map(&board, u, &st)),
+                        "{b}: composition left the group"
+                    );
                 }
             }
             // The perforations make every board chiral: rotations only. (An independent check
             // on the graphs' Euclidean x, y, rotating about the centroid by every multiple of
             // 30 or 45 degrees with and without a mirror, finds the same groups.)
-            sizes.push((b.name(), syms.len(), syms.iter().filter(|s| s.matrix[0][0] * s.matrix[1][1] - s.matrix[0][1] * s.matrix[1][0] < 0).count()));
+            sizes.push((
+                b.name(),
+                syms.len(),
+                syms.iter()
+                    .filter(|s| {
+                        s.matrix[0][0] * s.matrix[1][1] - s.matrix[0][1] * s.matrix[1][0] < 0
+                    })
+                    .count(),
+            ));
         }
         let expected = [
             ("SQ-3 (36) Adjacent", 4, 0),

@@ -25,8 +25,10 @@ const fn table<const N: usize>(seed: u64) -> [u64; N] {
 }
 
 /// One key per (colour, padded position).
-pub static STONE: [[u64; CellSet::CAPACITY]; 2] =
-    [table::<{ CellSet::CAPACITY }>(1), table::<{ CellSet::CAPACITY }>(2)];
+pub static STONE: [[u64; CellSet::CAPACITY]; 2] = [
+    table::<{ CellSet::CAPACITY }>(1),
+    table::<{ CellSet::CAPACITY }>(2),
+];
 /// Keys for a marked cell (a pending placement, the origin of a slide, ...).
 pub static MARK: [u64; CellSet::CAPACITY] = table::<{ CellSet::CAPACITY }>(3);
 /// General-purpose keys for small counters and flags: `COUNTER[field][value]`.

@@ -11,8 +11,11 @@ use engine::{Action, AnyGame, Board, EndReason, Game, GameConfig, Player};
 
 fn diagram(size: usize, text: &str) -> (Vec<String>, Vec<String>) {
     let b = Board::square(size).unwrap();
-    let rows: Vec<Vec<char>> =
-        text.lines().map(|l| l.chars().filter(|c| !c.is_whitespace()).collect::<Vec<_>>()).filter(|r| !r.is_empty()).collect();
+    let rows: Vec<Vec<char>> = text
+        .lines()
+        .map(|l| l.chars().filter(|c| !c.is_whitespace()).collect::<Vec<_>>())
+        .filter(|r| !r.is_empty())
+        .collect();
     assert_eq!(rows.len(), size, "diagram needs {size} rows");
     let (mut black, mut white) = (vec![], vec![]);
     for (i, row) in rows.iter().enumerate() {
@@ -56,11 +59,15 @@ fn cell(g: &Leblin, name: &str) -> Action {
 }
 
 fn has(g: &Leblin, p: Player, name: &str) -> bool {
-    g.stones(p).contains(g.board().parse_cell(name).unwrap() as usize)
+    g.stones(p)
+        .contains(g.board().parse_cell(name).unwrap() as usize)
 }
 
 fn names(g: &Leblin, p: Player) -> Vec<String> {
-    g.stones(p).iter().map(|c| g.board().cell_name(c as u16)).collect()
+    g.stones(p)
+        .iter()
+        .map(|c| g.board().cell_name(c as u16))
+        .collect()
 }
 
 fn legal(g: &Leblin) -> Vec<Action> {
@@ -70,13 +77,18 @@ fn legal(g: &Leblin) -> Vec<Action> {
 }
 
 fn apply(g: &mut Leblin, name: &str) {
-    let a = if name == "prisoner" { Action::RemovePrisoner } else { cell(g, name) };
+    let a = if name == "prisoner" {
+        Action::RemovePrisoner
+    } else {
+        cell(g, name)
+    };
     g.try_apply(a).unwrap_or_else(|e| panic!("{name}: {e}"));
     check_position(g);
 }
 
 fn lifeline(g: &Leblin, p: Player, name: &str) -> bool {
-    g.lifeline_stones(p).contains(g.board().parse_cell(name).unwrap() as usize)
+    g.lifeline_stones(p)
+        .contains(g.board().parse_cell(name).unwrap() as usize)
 }
 
 // ---- Options --------------------------------------------------------------------------------
@@ -84,14 +96,27 @@ fn lifeline(g: &Leblin, p: Player, name: &str) -> bool {
 #[test]
 fn options_are_checked() {
     for size in [4, 20] {
-        assert!(Leblin::new(LeblinOptions::new(size)).is_err(), "size {size}");
+        assert!(
+            Leblin::new(LeblinOptions::new(size)).is_err(),
+            "size {size}"
+        );
     }
-    assert!(Leblin::new(LeblinOptions { handicap: 13, ..LeblinOptions::new(5) }).is_err());
-    assert!(Leblin::new(LeblinOptions { handicap: 12, ..LeblinOptions::new(5) }).is_ok());
+    assert!(Leblin::new(LeblinOptions {
+        handicap: 13,
+        ..LeblinOptions::new(5)
+    })
+    .is_err());
+    assert!(Leblin::new(LeblinOptions {
+        handicap: 12,
+        ..LeblinOptions::new(5)
+    })
+    .is_ok());
     let g = Leblin::new(LeblinOptions::default()).unwrap();
     assert_eq!(g.board().num_cells(), 169, "default side 13");
     assert_eq!(g.to_move(), Player::Black);
-    let cfg: GameConfig = serde_json::from_str(r#"{"game":"leblin","options":{"size":7,"komi":2,"handicap":3}}"#).unwrap();
+    let cfg: GameConfig =
+        serde_json::from_str(r#"{"game":"leblin","options":{"size":7,"komi":2,"handicap":3}}"#)
+            .unwrap();
     assert_eq!(cfg.label(), "leblin-7-k2-h3");
     assert!(matches!(cfg.start().unwrap(), AnyGame::Leblin(_)));
 }
@@ -102,80 +127,110 @@ fn options_are_checked() {
 fn a_lifeline_ends_at_the_edge_or_at_a_friendly_stone() {
     // c3: west b3 and east d3 are white (no empty point), south c2 is white; north, c4 is
     // empty and c5 is black: a lifeline to a friendly stone of another group.
-    let g = play(Player::White, "
+    let g = play(
+        Player::White,
+        "
         ..X..
         .....
         .OXO.
         ..O..
-        .....");
+        .....",
+    );
     assert!(lifeline(&g, Player::Black, "c3"));
     // The same run ending at a white stone is no lifeline: c3 is dead.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ..O..
         .....
         .O.O.
         ..O..
-        .....");
-    assert!(!g.is_legal(cell(&g, "c3")), "the only stone removed would be the one just placed");
-    let mut h = play(Player::Black, "
+        .....",
+    );
+    assert!(
+        !g.is_legal(cell(&g, "c3")),
+        "the only stone removed would be the one just placed"
+    );
+    let mut h = play(
+        Player::Black,
+        "
         ..X..
         .....
         .O.O.
         ..O..
-        .....");
+        .....",
+    );
     apply(&mut h, "c3");
-    assert!(has(&h, Player::Black, "c3"), "kept alive by its lifeline to c5");
+    assert!(
+        has(&h, Player::Black, "c3"),
+        "kept alive by its lifeline to c5"
+    );
 }
 
 #[test]
 fn a_stone_on_the_edge_gets_nothing_from_the_edge_it_touches() {
     // a3 touches the west edge: that run has no empty point. North, south and east are white.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         .....
         O....
         .O...
         O....
-        .....");
+        .....",
+    );
     assert!(!g.is_legal(cell(&g, "a3")));
     // The corner a1 likewise, with a2 and b1 white.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ....X
         .....
         .....
         O....
-        .O...");
+        .O...",
+    );
     assert!(!g.is_legal(cell(&g, "a1")));
     // An edge stone whose run along the edge reaches the corner lives.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         .....
         O....
         .O...
         .....
-        .....");
+        .....",
+    );
     assert!(g.is_legal(cell(&g, "a3")));
 }
 
 #[test]
 fn diagonals_are_not_lifelines() {
     // c3 sees the corners along both diagonals, but its four grid lines end at white stones.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ..O..
         .....
         O...O
         .....
-        ..O..");
+        ..O..",
+    );
     assert!(!g.is_legal(cell(&g, "c3")));
 }
 
 #[test]
 fn stones_share_their_lifelines() {
     // b3-c3 is one group; only b3 has a lifeline (north to the edge): both live.
-    let g = play(Player::White, "
+    let g = play(
+        Player::White,
+        "
         .....
         ..O..
         OXXO.
         .OO..
-        .....");
+        .....",
+    );
     assert!(lifeline(&g, Player::Black, "b3"));
     assert!(!lifeline(&g, Player::Black, "c3"));
     assert!(g.lifeline_stones(Player::Black).len() == 1);
@@ -211,35 +266,48 @@ fn a_capture_that_saves_the_capturing_stone() {
 fn dead_friendly_groups_are_captured_after_the_enemy_ones() {
     // a2's only lifeline runs south through a1. Placing a1 joins them in a group with no
     // lifeline: both go to the prison (legal: more than the stone just placed is removed).
-    let mut g = play(Player::Black, "
+    let mut g = play(
+        Player::Black,
+        "
         ....X
         .....
         O....
         XO...
-        .O...");
+        .O...",
+    );
     apply(&mut g, "a1");
     assert_eq!(names(&g, Player::Black), ["e5"]);
     assert_eq!(g.prisoners(Player::Black), 2);
-    assert_eq!(names(&g, Player::White).len(), 3, "no white group lost its lifelines");
+    assert_eq!(
+        names(&g, Player::White).len(),
+        3,
+        "no white group lost its lifelines"
+    );
     // Without a2 the lone stone at a1 (its run north ends at the white a3) would be the only
     // stone removed: refused.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ....X
         .....
         O....
         .O...
-        .O...");
+        .O...",
+    );
     assert!(!g.is_legal(cell(&g, "a1")));
 }
 
 #[test]
 fn placing_only_to_lose_the_stone_is_illegal() {
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ....X
         .....
         .....
         O....
-        .O...");
+        .O...",
+    );
     assert!(!g.is_legal(cell(&g, "a1")));
     assert!(!legal(&g).contains(&cell(&g, "a1")));
 }
@@ -251,8 +319,14 @@ fn pairs_cancel_in_the_prison() {
     // Three black prisoners; Black captures two white stones: one black prisoner is left.
     let mut g = setup(Player::Black, (3, 0), false, CORNER);
     apply(&mut g, "a1");
-    assert_eq!((g.prisoners(Player::Black), g.prisoners(Player::White)), (1, 0));
-    assert!(g.is_legal(Action::RemovePrisoner), "White may remove the black stone left");
+    assert_eq!(
+        (g.prisoners(Player::Black), g.prisoners(Player::White)),
+        (1, 0)
+    );
+    assert!(
+        g.is_legal(Action::RemovePrisoner),
+        "White may remove the black stone left"
+    );
 }
 
 #[test]
@@ -260,7 +334,10 @@ fn only_the_player_whose_enemy_is_in_the_prison_removes() {
     let mut g = setup(Player::Black, (1, 0), false, CORNER);
     apply(&mut g, "a1");
     // One black and two white: one white stone left, which Black may remove, not White.
-    assert_eq!((g.prisoners(Player::Black), g.prisoners(Player::White)), (0, 1));
+    assert_eq!(
+        (g.prisoners(Player::Black), g.prisoners(Player::White)),
+        (0, 1)
+    );
     assert_eq!(g.to_move(), Player::White);
     assert!(!g.is_legal(Action::RemovePrisoner));
     apply(&mut g, "e3");
@@ -314,25 +391,39 @@ fn a_big_incursion_is_allowed_at_any_time() {
 #[test]
 fn annihilation_ends_the_game() {
     // Capturing White's last stones wins at once, whatever White could still do.
-    let mut g = setup(Player::Black, (2, 0), false, "
+    let mut g = setup(
+        Player::Black,
+        (2, 0),
+        false,
+        "
         .....
         .....
         X....
         OX...
-        .OX..");
+        .OX..",
+    );
     apply(&mut g, "a1");
     let o = g.outcome().unwrap();
-    assert_eq!((o.winner, o.reason), (Some(Player::Black), EndReason::Annihilation));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::Black), EndReason::Annihilation)
+    );
     // A turn that removes the mover's last stones leaves only the enemy's: the enemy wins.
-    let mut g = play(Player::Black, "
+    let mut g = play(
+        Player::Black,
+        "
         ....O
         .....
         O....
         XO...
-        .O...");
+        .O...",
+    );
     apply(&mut g, "a1");
     let o = g.outcome().unwrap();
-    assert_eq!((o.winner, o.reason), (Some(Player::White), EndReason::Annihilation));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::White), EndReason::Annihilation)
+    );
     // Neither colour left: the player who made the turn wins (a full board, one black group).
     let mut text = String::new();
     for r in 0..5 {
@@ -341,7 +432,10 @@ fn annihilation_ends_the_game() {
     let mut g = play(Player::Black, &text);
     apply(&mut g, "e5");
     let o = g.outcome().unwrap();
-    assert_eq!((o.winner, o.reason), (Some(Player::Black), EndReason::Annihilation));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::Black), EndReason::Annihilation)
+    );
     assert_eq!(g.prisoners(Player::Black), 25);
 }
 
@@ -356,22 +450,33 @@ fn no_annihilation_before_any_removal() {
 #[test]
 fn the_player_without_an_action_loses() {
     // Two one-point holes in White's wall: a black stone in either dies alone.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         OOOO.
         OOOOO
         OOOOO
         OOOOO
-        .OOOO");
+        .OOOO",
+    );
     assert!(legal(&g).is_empty());
     let o = g.outcome().unwrap();
-    assert_eq!((o.winner, o.reason), (Some(Player::White), EndReason::NoLegalAction));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::White), EndReason::NoLegalAction)
+    );
     // With a white prisoner to remove, Black can act.
-    let g = setup(Player::Black, (0, 1), false, "
+    let g = setup(
+        Player::Black,
+        (0, 1),
+        false,
+        "
         OOOO.
         OOOOO
         OOOOO
         OOOOO
-        .OOOO");
+        .OOOO",
+    );
     assert_eq!(legal(&g), [Action::RemovePrisoner]);
 }
 
@@ -379,7 +484,12 @@ fn the_player_without_an_action_loses() {
 
 #[test]
 fn komi_and_handicap() {
-    let mut g = Leblin::new(LeblinOptions { komi: 2, handicap: 3, ..LeblinOptions::new(5) }).unwrap();
+    let mut g = Leblin::new(LeblinOptions {
+        komi: 2,
+        handicap: 3,
+        ..LeblinOptions::new(5)
+    })
+    .unwrap();
     assert_eq!(g.prisoners(Player::Black), 2);
     assert!(!g.is_legal(Action::RemovePrisoner));
     apply(&mut g, "a1");
@@ -393,16 +503,27 @@ fn komi_and_handicap() {
     apply(&mut g, "prisoner");
     assert_eq!(g.prisoners(Player::Black), 1);
     apply(&mut g, "b4");
-    assert_eq!(g.to_move(), Player::White, "after the handicap turn, one stone per turn");
+    assert_eq!(
+        g.to_move(),
+        Player::White,
+        "after the handicap turn, one stone per turn"
+    );
     // Handicap 1 is an ordinary first stone.
-    let mut g = Leblin::new(LeblinOptions { handicap: 1, ..LeblinOptions::new(5) }).unwrap();
+    let mut g = Leblin::new(LeblinOptions {
+        handicap: 1,
+        ..LeblinOptions::new(5)
+    })
+    .unwrap();
     apply(&mut g, "a1");
     assert_eq!(g.to_move(), Player::White);
 }
 
 #[test]
 fn records_replay_with_prisoner_removals() {
-    let cfg = GameConfig::Leblin(LeblinOptions { komi: 2, ..LeblinOptions::new(5) });
+    let cfg = GameConfig::Leblin(LeblinOptions {
+        komi: 2,
+        ..LeblinOptions::new(5)
+    });
     let start = cfg.start().unwrap();
     let mut g = start.clone();
     let mut actions = vec![];

@@ -17,7 +17,11 @@ fn check_random_game(opts: LifelineOptions, seed: u64, sampled_checks: usize) {
     let mut step = 0usize;
     let (end, actions) = random_game(&start, &mut rng, |before, action, after| {
         step += 1;
-        assert_eq!(after.hash(), after.recompute_hash(), "hash after {action:?}");
+        assert_eq!(
+            after.hash(),
+            after.recompute_hash(),
+            "hash after {action:?}"
+        );
         let turn_ended = after.to_move() != before.to_move() || after.outcome().is_some();
         let placed = matches!(action, Action::Cell(_));
         if turn_ended && placed && before.removal_applies() {
@@ -25,14 +29,21 @@ fn check_random_game(opts: LifelineOptions, seed: u64, sampled_checks: usize) {
             let empty = *b.on_board() - after.stones(Player::Black) - after.stones(Player::White);
             for p in Player::BOTH {
                 let dead = dead_groups(b, after.stones(p), empty);
-                assert!(dead.is_empty(), "{p} has a dead group after {action:?}: {:?}", after.position());
+                assert!(
+                    dead.is_empty(),
+                    "{p} has a dead group after {action:?}: {:?}",
+                    after.position()
+                );
             }
         }
         // A player with at least two groups always has a placement (RULES.md section 2).
         if after.outcome().is_some() {
             let loser = after.to_move();
             let groups = engine::groups::groups(after.board(), after.stones(loser));
-            assert!(groups.len() < 2 || after.outcome().unwrap().winner.is_none(), "{loser} lost with two groups");
+            assert!(
+                groups.len() < 2 || after.outcome().unwrap().winner.is_none(),
+                "{loser} lost with two groups"
+            );
         }
     });
     assert!(end.outcome().is_some());
@@ -48,7 +59,12 @@ fn check_random_game(opts: LifelineOptions, seed: u64, sampled_checks: usize) {
     check_position(&g);
     // The record replays to the same final position and result.
     let cfg = GameConfig::Lifeline(opts);
-    let rec = GameRecord::new(cfg, &AnyGame::Lifeline(start), &actions, &AnyGame::Lifeline(end.clone()));
+    let rec = GameRecord::new(
+        cfg,
+        &AnyGame::Lifeline(start),
+        &actions,
+        &AnyGame::Lifeline(end.clone()),
+    );
     let line = rec.to_json_line();
     let parsed: GameRecord = serde_json::from_str(&line).unwrap();
     let replayed = parsed.replay().unwrap();
@@ -60,8 +76,15 @@ fn check_random_game(opts: LifelineOptions, seed: u64, sampled_checks: usize) {
 fn every_size_and_balance_method() {
     for size in 3..=12 {
         for balance in [Balance::Strong, Balance::Weak, Balance::Komi] {
-            let komi = if balance == Balance::Komi { (size % 13) as u8 } else { 0 };
-            let opts = LifelineOptions { komi, ..LifelineOptions::new(size, balance) };
+            let komi = if balance == Balance::Komi {
+                (size % 13) as u8
+            } else {
+                0
+            };
+            let opts = LifelineOptions {
+                komi,
+                ..LifelineOptions::new(size, balance)
+            };
             let checks = if size <= 7 { 6 } else { 2 };
             check_random_game(opts, 1000 + size as u64, checks);
         }
@@ -69,7 +92,11 @@ fn every_size_and_balance_method() {
 }
 
 fn balance() -> impl Strategy<Value = Balance> {
-    prop_oneof![Just(Balance::Strong), Just(Balance::Weak), Just(Balance::Komi)]
+    prop_oneof![
+        Just(Balance::Strong),
+        Just(Balance::Weak),
+        Just(Balance::Komi)
+    ]
 }
 
 proptest! {

@@ -13,12 +13,23 @@ use engine::{Action, Board, EndReason, Game, GameConfig, GameError, Player};
 /// Black and white stone names from a hex diagram of a side-`size` board.
 fn diagram(size: usize, text: &str) -> (Vec<String>, Vec<String>) {
     let b = Board::hexhex(size).unwrap();
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).filter(|r| !r.is_empty()).collect();
-    assert_eq!(rows.len(), 2 * size - 1, "diagram needs {} rows", 2 * size - 1);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|r| !r.is_empty())
+        .collect();
+    assert_eq!(
+        rows.len(),
+        2 * size - 1,
+        "diagram needs {} rows",
+        2 * size - 1
+    );
     let (mut black, mut white) = (vec![], vec![]);
     for (i, row) in rows.iter().enumerate() {
         let r = (2 * size - 2 - i) as i32;
-        let cells: Vec<_> = (0..2 * size as i32 - 1).filter_map(|q| b.cell_at(q, r)).collect();
+        let cells: Vec<_> = (0..2 * size as i32 - 1)
+            .filter_map(|q| b.cell_at(q, r))
+            .collect();
         assert_eq!(cells.len(), row.len(), "row {} of the diagram", i + 1);
         for (&c, sym) in cells.iter().zip(row) {
             match *sym {
@@ -55,7 +66,11 @@ fn play_with(opts: LifelineOptions, to_move: Player, text: &str) -> Lifeline {
 }
 
 fn cell(g: &Lifeline, name: &str) -> Action {
-    Action::Cell(g.board().parse_cell(name).unwrap_or_else(|| panic!("{name} is not a cell")))
+    Action::Cell(
+        g.board()
+            .parse_cell(name)
+            .unwrap_or_else(|| panic!("{name} is not a cell")),
+    )
 }
 
 fn names(g: &Lifeline, s: CellSet) -> Vec<String> {
@@ -108,15 +123,26 @@ fn swap_is_a_swap_of_positions_and_records_mark_it() {
 fn a_double_placement_is_two_decisions_by_the_same_player() {
     let mut g = Lifeline::new(LifelineOptions::new(4, Balance::Strong)).unwrap();
     g.apply(cell(&g, "a1"));
-    assert_eq!(g.to_move(), Player::Black, "Black decides again inside its double placement");
+    assert_eq!(
+        g.to_move(),
+        Player::Black,
+        "Black decides again inside its double placement"
+    );
     assert_eq!(g.pending(), g.board().parse_cell("a1"));
     g.apply(cell(&g, "d4"));
     assert_eq!(g.to_move(), Player::White);
     g.apply(cell(&g, "g7"));
-    assert_eq!(g.to_move(), Player::White, "White's first turn is a double placement too");
+    assert_eq!(
+        g.to_move(),
+        Player::White,
+        "White's first turn is a double placement too"
+    );
     g.apply(cell(&g, "a4"));
     assert_eq!(g.to_move(), Player::Black);
-    assert!(!g.is_double_turn(), "the third placement turn places one stone");
+    assert!(
+        !g.is_double_turn(),
+        "the third placement turn places one stone"
+    );
     let first = legal(&g)[0];
     g.apply(first);
     assert_eq!(g.to_move(), Player::White);
@@ -181,8 +207,20 @@ fn options_are_validated() {
     for (opts, field) in [
         (LifelineOptions::new(2, Balance::Strong), "size"),
         (LifelineOptions::new(13, Balance::Strong), "size"),
-        (LifelineOptions { komi: 13, ..LifelineOptions::new(5, Balance::Komi) }, "komi"),
-        (LifelineOptions { komi: 3, ..LifelineOptions::new(5, Balance::Weak) }, "komi"),
+        (
+            LifelineOptions {
+                komi: 13,
+                ..LifelineOptions::new(5, Balance::Komi)
+            },
+            "komi",
+        ),
+        (
+            LifelineOptions {
+                komi: 3,
+                ..LifelineOptions::new(5, Balance::Weak)
+            },
+            "komi",
+        ),
     ] {
         match Lifeline::new(opts) {
             Err(GameError::BadOptions(msg)) => assert!(msg.contains(field), "{msg}"),
@@ -210,7 +248,11 @@ fn dead_group_has_no_empty_path_to_another_friendly_group() {
     let b = g.board();
     let empty = *b.on_board() - g.stones(Player::Black) - g.stones(Player::White);
     let dead = dead_groups(b, g.stones(Player::Black), empty);
-    assert_eq!(names(&g, dead), ["b4", "c5"], "the group walled in by white is dead");
+    assert_eq!(
+        names(&g, dead),
+        ["b4", "c5"],
+        "the group walled in by white is dead"
+    );
     // The walled-in group could reach the others only by crossing white stones: not a path.
 }
 
@@ -246,7 +288,10 @@ fn a_player_with_exactly_one_group_has_a_dead_group() {
     );
     let b = g.board();
     let empty = *b.on_board() - g.stones(Player::Black) - g.stones(Player::White);
-    assert_eq!(dead_groups(b, g.stones(Player::Black), empty), g.stones(Player::Black));
+    assert_eq!(
+        dead_groups(b, g.stones(Player::Black), empty),
+        g.stones(Player::Black)
+    );
 }
 
 #[test]
@@ -287,10 +332,17 @@ fn friendly_groups_are_judged_on_the_board_left_by_enemy_removal() {
     let own = before_white | CellSet::single(x as usize);
     let empty = *b.on_board() - own - g.stones(Player::Black);
     let dead_before_enemy_removal = dead_groups(&b, own, empty);
-    assert!(!dead_before_enemy_removal.is_empty(), "some white group is dead before step 2");
+    assert!(
+        !dead_before_enemy_removal.is_empty(),
+        "some white group is dead before step 2"
+    );
     g.apply(Action::Cell(x));
     assert!(g.stones(Player::Black).is_empty(), "every black group died");
-    assert_eq!(g.stones(Player::White), own, "no white stone was removed in step 3");
+    assert_eq!(
+        g.stones(Player::White),
+        own,
+        "no white stone was removed in step 3"
+    );
 }
 
 #[test]
@@ -313,7 +365,10 @@ fn own_groups_are_removed_after_enemy_groups_even_when_the_enemy_is_gone() {
     assert!(g.stones(Player::Black).is_empty());
     assert!(g.stones(Player::White).is_empty());
     // Black now has no stone and no placement that changes the board: Black loses.
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((Some(Player::White), EndReason::NoLegalAction)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((Some(Player::White), EndReason::NoLegalAction))
+    );
 }
 
 #[test]
@@ -334,7 +389,10 @@ fn a_placement_that_leaves_the_board_unchanged_is_illegal() {
     assert!(!g.is_legal(cell(&g, "d4")));
     assert!(!legal(&g).contains(&cell(&g, "d4")));
     let mut h = g.clone();
-    assert!(matches!(h.try_apply(cell(&g, "d4")), Err(GameError::Illegal { .. })));
+    assert!(matches!(
+        h.try_apply(cell(&g, "d4")),
+        Err(GameError::Illegal { .. })
+    ));
     assert_eq!(h.hash(), g.hash(), "a refused action changes nothing");
     // Black may fill its own eye: its stone joins the ring, which stays alive.
     let mut b = play(
@@ -366,7 +424,8 @@ fn strong_pie_adjacent_first_pair_is_illegal_and_every_other_pair_legal() {
             _ => panic!("only placements"),
         })
         .collect();
-    let expected = *g.board().on_board() - *g.board().adjacent(first) - CellSet::single(first as usize);
+    let expected =
+        *g.board().on_board() - *g.board().adjacent(first) - CellSet::single(first as usize);
     assert_eq!(second, expected);
 }
 
@@ -394,18 +453,31 @@ fn swap_is_only_offered_on_whites_first_turn() {
         let mut g = Lifeline::new(LifelineOptions::new(5, balance)).unwrap();
         assert!(!g.is_legal(Action::Swap), "not on Black's first turn");
         while g.turns() < 1 {
-            let a = legal(&g).into_iter().find(|a| matches!(a, Action::Cell(_))).unwrap();
+            let a = legal(&g)
+                .into_iter()
+                .find(|a| matches!(a, Action::Cell(_)))
+                .unwrap();
             g.apply(a);
         }
-        assert!(g.is_legal(Action::Swap), "{balance:?}: offered on White's first turn");
+        assert!(
+            g.is_legal(Action::Swap),
+            "{balance:?}: offered on White's first turn"
+        );
         // White places instead: no swap ever after.
         while g.turns() < 4 {
-            let a = legal(&g).into_iter().find(|a| matches!(a, Action::Cell(_))).unwrap();
+            let a = legal(&g)
+                .into_iter()
+                .find(|a| matches!(a, Action::Cell(_)))
+                .unwrap();
             g.apply(a);
             assert!(!g.is_legal(Action::Swap));
         }
     }
-    let g = Lifeline::new(LifelineOptions { komi: 3, ..LifelineOptions::new(5, Balance::Komi) }).unwrap();
+    let g = Lifeline::new(LifelineOptions {
+        komi: 3,
+        ..LifelineOptions::new(5, Balance::Komi)
+    })
+    .unwrap();
     let mut g2 = g.clone();
     g2.apply(cell(&g, "a1"));
     assert!(!g2.is_legal(Action::Swap), "komi balancing has no swap");
@@ -419,13 +491,19 @@ fn weak_pie_single_stones_and_no_removal_before_the_fourth_stone() {
     g.apply(cell(&g, "g7"));
     assert!(!g.removal_applies(), "the third stone removes nothing");
     // Black's second stone next to its first: one group, dead, but nothing is removed yet.
-    assert!(g.is_legal(cell(&g, "b1")), "the written rules allow a stone next to an own stone");
+    assert!(
+        g.is_legal(cell(&g, "b1")),
+        "the written rules allow a stone next to an own stone"
+    );
     g.apply(cell(&g, "b1"));
     assert_eq!(g.stones(Player::Black).len(), 2);
     // The fourth stone: removal applies from this turn on, and Black's single group dies.
     assert!(g.removal_applies());
     g.apply(cell(&g, "g4"));
-    assert!(g.stones(Player::Black).is_empty(), "Black's only group was dead and is removed");
+    assert!(
+        g.stones(Player::Black).is_empty(),
+        "Black's only group was dead and is removed"
+    );
     assert_eq!(g.stones(Player::White).len(), 2);
 }
 
@@ -445,11 +523,18 @@ fn weak_pie_swap_after_one_stone() {
 
 #[test]
 fn komi_is_spent_by_white_in_the_game_proper_only() {
-    let opts = LifelineOptions { komi: 2, ..LifelineOptions::new(4, Balance::Komi) };
+    let opts = LifelineOptions {
+        komi: 2,
+        ..LifelineOptions::new(4, Balance::Komi)
+    };
     let mut g = Lifeline::new(opts.clone()).unwrap();
     assert_eq!(g.komi_left(), 2, "the game starts with k known");
     for (i, c) in ["a1", "g7", "d1", "a4"].iter().enumerate() {
-        assert!(!g.is_legal(Action::SpendKomi), "not during the opening (stone {})", i + 1);
+        assert!(
+            !g.is_legal(Action::SpendKomi),
+            "not during the opening (stone {})",
+            i + 1
+        );
         assert!(!g.is_legal(Action::Swap));
         g.apply(cell(&g, c));
     }
@@ -461,7 +546,11 @@ fn komi_is_spent_by_white_in_the_game_proper_only() {
     g.apply(Action::SpendKomi);
     assert_eq!(g.komi_left(), 1);
     assert_eq!(g.to_move(), Player::Black);
-    assert_eq!(g.position().black, before.black, "spending komi places nothing");
+    assert_eq!(
+        g.position().black,
+        before.black,
+        "spending komi places nothing"
+    );
     // With no white stone on the board White may not spend komi (Ludii's rule, adopted).
     let none = play_with(
         opts,
@@ -482,7 +571,10 @@ fn komi_is_spent_by_white_in_the_game_proper_only() {
 #[test]
 fn komi_spending_keeps_white_alive_without_placements() {
     // White has komi and a stone but no placement that changes the board: it can still act.
-    let opts = LifelineOptions { komi: 1, ..LifelineOptions::new(3, Balance::Komi) };
+    let opts = LifelineOptions {
+        komi: 1,
+        ..LifelineOptions::new(3, Balance::Komi)
+    };
     let text = "
     X X X
    X X X X
@@ -491,7 +583,17 @@ fn komi_spending_keeps_white_alive_without_placements() {
     X X O";
     let (mut black, white) = diagram(3, text);
     black.retain(|c| c != "a1");
-    let pos = LifelinePosition { to_move: Player::White, black, white, turns: 10, placement_turns: 10, stones_placed: 10, pending: None, swapped: false, komi_left: 1 };
+    let pos = LifelinePosition {
+        to_move: Player::White,
+        black,
+        white,
+        turns: 10,
+        placement_turns: 10,
+        stones_placed: 10,
+        pending: None,
+        swapped: false,
+        komi_left: 1,
+    };
     let g = Lifeline::from_position(opts, &pos).unwrap();
     assert!(g.outcome().is_none());
     assert_eq!(legal(&g).contains(&Action::SpendKomi), true);
@@ -511,7 +613,10 @@ fn the_player_with_no_legal_action_loses() {
     . . .",
     );
     assert!(legal(&g).is_empty());
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((Some(Player::Black), EndReason::NoLegalAction)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((Some(Player::Black), EndReason::NoLegalAction))
+    );
 }
 
 #[test]
@@ -531,23 +636,34 @@ fn a_player_with_two_groups_always_has_a_placement() {
 
 #[test]
 fn the_turn_cap_ends_the_game_as_an_adjudicated_draw() {
-    let mut g = Lifeline::new(LifelineOptions { max_turns: Some(4), ..LifelineOptions::new(5, Balance::Weak) }).unwrap();
+    let mut g = Lifeline::new(LifelineOptions {
+        max_turns: Some(4),
+        ..LifelineOptions::new(5, Balance::Weak)
+    })
+    .unwrap();
     while g.outcome().is_none() {
         let a = legal(&g)[0];
         g.apply(a);
     }
     assert_eq!(g.turns(), 4);
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((None, EndReason::TurnCap)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((None, EndReason::TurnCap))
+    );
 }
 
 #[test]
 fn positions_are_set_up_from_descriptions_and_bad_ones_refused() {
-    let g = play(3, Player::Black, "
+    let g = play(
+        3,
+        Player::Black,
+        "
     . . .
    . X . .
   . . . . .
    . . O X
-    . . .");
+    . . .",
+    );
     let pos = g.position();
     let h = Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &pos).unwrap();
     assert_eq!(h.hash(), g.hash());
@@ -556,7 +672,9 @@ fn positions_are_set_up_from_descriptions_and_bad_ones_refused() {
     assert_eq!(back, pos);
     let mut bad = pos.clone();
     bad.white.push("z9".into());
-    assert!(matches!(Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &bad), Err(GameError::BadPosition(m)) if m.contains("z9")));
+    assert!(
+        matches!(Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &bad), Err(GameError::BadPosition(m)) if m.contains("z9"))
+    );
     let mut both = pos.clone();
     both.white.push(pos.black[0].clone());
     assert!(Lifeline::from_position(LifelineOptions::new(3, Balance::Strong), &both).is_err());
@@ -566,9 +684,15 @@ fn positions_are_set_up_from_descriptions_and_bad_ones_refused() {
 fn bad_action_strings_get_clear_errors() {
     let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
     assert!(matches!(g.parse_action("q17"), Err(GameError::OffBoard(s)) if s == "q17"));
-    assert!(matches!(g.parse_action("e1"), Err(GameError::OffBoard(_))), "e1 is a corner of the axial grid, not a cell");
+    assert!(
+        matches!(g.parse_action("e1"), Err(GameError::OffBoard(_))),
+        "e1 is a corner of the axial grid, not a cell"
+    );
     let e = g.parse_action("hello").unwrap_err();
-    assert!(e.to_string().contains("'hello'") && e.to_string().contains("swap"), "{e}");
+    assert!(
+        e.to_string().contains("'hello'") && e.to_string().contains("swap"),
+        "{e}"
+    );
     assert_eq!(g.parse_action("swap"), Ok(Action::Swap));
     assert_eq!(g.parse_action(" c3 "), Ok(cell(&g, "c3")));
 }
@@ -588,15 +712,39 @@ fn territory_is_owned_only_when_every_stone_it_touches_is_one_players() {
     . . X",
     );
     let owner = |name: &str| g.final_owner(g.board().parse_cell(name).unwrap());
-    assert_eq!(owner("a1"), Some(Player::Black), "a1's region touches only black stones");
-    assert_eq!(owner("c5"), Some(Player::White), "the top row touches only white stones");
-    assert_eq!(owner("d3"), None, "a region touching both colours is nobody's");
-    assert_eq!(owner("a3"), Some(Player::Black), "a stone's cell belongs to its colour");
-    let empty = play(3, Player::Black, "
+    assert_eq!(
+        owner("a1"),
+        Some(Player::Black),
+        "a1's region touches only black stones"
+    );
+    assert_eq!(
+        owner("c5"),
+        Some(Player::White),
+        "the top row touches only white stones"
+    );
+    assert_eq!(
+        owner("d3"),
+        None,
+        "a region touching both colours is nobody's"
+    );
+    assert_eq!(
+        owner("a3"),
+        Some(Player::Black),
+        "a stone's cell belongs to its colour"
+    );
+    let empty = play(
+        3,
+        Player::Black,
+        "
     . . .
    . . . .
   . . . . .
    . . . .
-    . . .");
-    assert_eq!(empty.final_owner(empty.board().parse_cell("c3").unwrap()), None, "no stone: nobody's");
+    . . .",
+    );
+    assert_eq!(
+        empty.final_owner(empty.board().parse_cell("c3").unwrap()),
+        None,
+        "no stone: nobody's"
+    );
 }

@@ -30,18 +30,31 @@ struct Deviation {
 
 fn load_deviations(dir: &Path) -> HashMap<(String, u64, u64), Deviation> {
     let mut out = HashMap::new();
-    let Ok(f) = std::fs::File::open(dir.join("lifeline_deviations.jsonl")) else { return out };
+    let Ok(f) = std::fs::File::open(dir.join("lifeline_deviations.jsonl")) else {
+        return out;
+    };
     for line in std::io::BufReader::new(f).lines() {
         let v: Value = serde_json::from_str(&line.unwrap()).unwrap();
         let after = v["written_after"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| (p[0].as_u64().unwrap() as usize, p[1].as_u64().unwrap() as u8))
+            .map(|p| {
+                (
+                    p[0].as_u64().unwrap() as usize,
+                    p[1].as_u64().unwrap() as u8,
+                )
+            })
             .collect();
         out.insert(
-            (v["file"].as_str().unwrap().to_string(), v["game"].as_u64().unwrap(), v["ply"].as_u64().unwrap()),
-            Deviation { written_after: after },
+            (
+                v["file"].as_str().unwrap().to_string(),
+                v["game"].as_u64().unwrap(),
+                v["ply"].as_u64().unwrap(),
+            ),
+            Deviation {
+                written_after: after,
+            },
         );
     }
     out
@@ -69,7 +82,11 @@ fn board_sets(entries: &Value, map: &[Cell], flipped: bool) -> [CellSet; 2] {
 }
 
 fn komi_count(hands: &Value) -> u8 {
-    hands.as_array().and_then(|h| h.first()).map(|h| h["count"].as_u64().unwrap_or(0) as u8).unwrap_or(0)
+    hands
+        .as_array()
+        .and_then(|h| h.first())
+        .map(|h| h["count"].as_u64().unwrap_or(0) as u8)
+        .unwrap_or(0)
 }
 
 #[derive(Default)]
@@ -107,12 +124,24 @@ fn our_turn_options(g: &Lifeline) -> BTreeSet<Vec<Action>> {
 
 fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, tally: &mut Tally) {
     let fname = path.file_name().unwrap().to_string_lossy().to_string();
-    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()));
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(path).unwrap(),
+    ));
     let mut boards: HashMap<usize, LoadedBoard> = HashMap::new();
     for line in reader.lines() {
         let game: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let opts: Vec<String> = game["options"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect();
-        let size: usize = opts.iter().find_map(|o| o.strip_prefix("Board Size/")).unwrap().parse().unwrap();
+        let opts: Vec<String> = game["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap().to_string())
+            .collect();
+        let size: usize = opts
+            .iter()
+            .find_map(|o| o.strip_prefix("Board Size/"))
+            .unwrap()
+            .parse()
+            .unwrap();
         let balance = if opts.iter().any(|o| o.contains("Weak")) {
             Balance::Weak
         } else if opts.iter().any(|o| o.contains("Komi")) {
@@ -121,7 +150,10 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
             Balance::Strong
         };
         let lb = boards.entry(size).or_insert_with(|| {
-            let gp = path.parent().unwrap().join(format!("../graphs/lifeline_size{size}.json"));
+            let gp = path
+                .parent()
+                .unwrap()
+                .join(format!("../graphs/lifeline_size{size}.json"));
             LoadedBoard::from_file(&gp).unwrap()
         });
         let map = lb.ludii_to_cell.clone();
@@ -150,7 +182,11 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
                 continue;
             }
             let sets = board_sets(&prev_board, &map, flipped);
-            let names = |s: &CellSet| s.iter().map(|c| lb.board.cell_name(c as Cell)).collect::<Vec<_>>();
+            let names = |s: &CellSet| {
+                s.iter()
+                    .map(|c| lb.board.cell_name(c as Cell))
+                    .collect::<Vec<_>>()
+            };
             let mut pos = counters.clone().unwrap_or(LifelinePosition {
                 to_move: Player::Black,
                 black: vec![],
@@ -165,10 +201,18 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
             pos.black = names(&sets[0]);
             pos.white = names(&sets[1]);
             // In the komi pie, ply 1 places Black's first stone whoever makes it.
-            let mover = if ply["phase"] == "KomiPie" { Player::Black } else { colour(ply["mover"].as_u64().unwrap(), flipped) };
+            let mover = if ply["phase"] == "KomiPie" {
+                Player::Black
+            } else {
+                colour(ply["mover"].as_u64().unwrap(), flipped)
+            };
             assert_eq!(pos.to_move, mover, "{ctx}: player to move");
-            let g = Lifeline::from_position(options.clone(), &pos).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-            assert!(g.outcome().is_none(), "{ctx}: we think the game is over, Ludii plays on");
+            let g = Lifeline::from_position(options.clone(), &pos)
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            assert!(
+                g.outcome().is_none(),
+                "{ctx}: we think the game is over, Ludii plays on"
+            );
 
             // Ludii's options as our turn options.
             let mut theirs = BTreeSet::new();
@@ -192,15 +236,30 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
             let opening = balance != Balance::Strong && g.position().stones_placed < 4;
             if opening {
                 // Ludii forbids a stone next to one of its own colour; we allow it.
-                assert!(theirs.is_subset(&ours), "{ctx}: Ludii has options we lack: {:?}", theirs.difference(&ours).collect::<Vec<_>>());
+                assert!(
+                    theirs.is_subset(&ours),
+                    "{ctx}: Ludii has options we lack: {:?}",
+                    theirs.difference(&ours).collect::<Vec<_>>()
+                );
                 let own = g.stones(mover);
                 for extra in ours.difference(&theirs) {
-                    let Action::Cell(c) = extra[0] else { panic!("{ctx}: extra non-cell option {extra:?}") };
-                    assert!(g.board().adjacent(c).intersects(&own), "{ctx}: extra option {} is not next to an own stone", g.board().cell_name(c));
+                    let Action::Cell(c) = extra[0] else {
+                        panic!("{ctx}: extra non-cell option {extra:?}")
+                    };
+                    assert!(
+                        g.board().adjacent(c).intersects(&own),
+                        "{ctx}: extra option {} is not next to an own stone",
+                        g.board().cell_name(c)
+                    );
                     tally.opening_extra += 1;
                 }
             } else {
-                let name = |o: &Vec<Action>| o.iter().map(|&a| g.action_to_string(a)).collect::<Vec<_>>().join("+");
+                let name = |o: &Vec<Action>| {
+                    o.iter()
+                        .map(|&a| g.action_to_string(a))
+                        .collect::<Vec<_>>()
+                        .join("+")
+                };
                 assert!(
                     ours == theirs,
                     "{ctx}: legal options differ\nonly ours: {:?}\nonly Ludii's: {:?}\nposition {:?}",
@@ -236,7 +295,11 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
                 }
                 None => board_sets(&ply["board"], &map, flipped),
             };
-            assert_eq!([h.stones(Player::Black), h.stones(Player::White)], expected, "{ctx}: board after the ply");
+            assert_eq!(
+                [h.stones(Player::Black), h.stones(Player::White)],
+                expected,
+                "{ctx}: board after the ply"
+            );
             if balance == Balance::Komi {
                 assert_eq!(h.komi_left(), komi_count(&ply["hands"]), "{ctx}: komi left");
             }
@@ -244,11 +307,17 @@ fn check_file(path: &Path, deviations: &HashMap<(String, u64, u64), Deviation>, 
             if deviations.contains_key(&(fname.clone(), gi, k)) {
                 // The game continues from the written-rules board; what follows is Ludii's game.
             } else if ludii_over {
-                let o = h.outcome().unwrap_or_else(|| panic!("{ctx}: Ludii's game is over, ours is not"));
+                let o = h
+                    .outcome()
+                    .unwrap_or_else(|| panic!("{ctx}: Ludii's game is over, ours is not"));
                 let w = colour(game["winner"].as_u64().unwrap(), flipped);
                 assert_eq!(o.winner, Some(w), "{ctx}: winner");
             } else if ply["next_mover"] != ply["mover"] || h.to_move() == mover {
-                assert!(h.outcome().is_none(), "{ctx}: our game ended ({:?}), Ludii's did not", h.outcome());
+                assert!(
+                    h.outcome().is_none(),
+                    "{ctx}: our game ended ({:?}), Ludii's did not",
+                    h.outcome()
+                );
             }
             tally.positions += 1;
             counters = Some(h.position());
@@ -268,7 +337,12 @@ fn lifeline_agrees_with_ludii() {
         };
         let mut files: Vec<PathBuf> = entries
             .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("lifeline_"))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("lifeline_")
+            })
             .collect();
         files.sort();
         for f in files {
@@ -279,7 +353,16 @@ fn lifeline_agrees_with_ludii() {
         "compared {} Lifeline positions from {} trace files ({} extra weak/komi opening options, {} written-rules deviations checked)",
         tally.positions, tally.files, tally.opening_extra, tally.deviations_checked
     );
-    assert!(tally.files >= 11 && tally.positions > 17_000, "the shipped traces hold 17,844 positions");
-    let listed: usize = reference_dirs().iter().map(|d| load_deviations(d).len()).sum();
-    assert_eq!(tally.deviations_checked, listed, "every listed deviation was met");
+    assert!(
+        tally.files >= 11 && tally.positions > 17_000,
+        "the shipped traces hold 17,844 positions"
+    );
+    let listed: usize = reference_dirs()
+        .iter()
+        .map(|d| load_deviations(d).len())
+        .sum();
+    assert_eq!(
+        tally.deviations_checked, listed,
+        "every listed deviation was met"
+    );
 }

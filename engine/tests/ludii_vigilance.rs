@@ -11,7 +11,9 @@
 
 use engine::bitset::CellSet;
 use engine::board::{Cell, LoadedBoard};
-use engine::vigilance::{Connectivity, Vigilance, VigilanceBoard, VigilanceOptions, VigilancePosition};
+use engine::vigilance::{
+    Connectivity, Vigilance, VigilanceBoard, VigilanceOptions, VigilancePosition,
+};
 use engine::{Action, EndReason, Game, Player};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -43,7 +45,10 @@ fn board_sets(entries: &Value, map: &[Cell]) -> [CellSet; 2] {
     let mut sets = [CellSet::EMPTY; 2];
     for e in entries.as_array().unwrap() {
         let what = e[2].as_u64().unwrap();
-        assert!(what == 1 || what == 2, "unexpected piece {what} on the board");
+        assert!(
+            what == 1 || what == 2,
+            "unexpected piece {what} on the board"
+        );
         let p = colour(e[1].as_u64().unwrap());
         sets[p.index()].insert(map[e[0].as_u64().unwrap() as usize] as usize);
     }
@@ -83,9 +88,14 @@ fn our_options(g: &Vigilance) -> BTreeSet<Opt> {
                 if h.slide_from() == Some(c) {
                     let mut second = Vec::new();
                     h.legal_actions(&mut second);
-                    assert!(!second.is_empty(), "a stone chosen to slide has no destination");
+                    assert!(
+                        !second.is_empty(),
+                        "a stone chosen to slide has no destination"
+                    );
                     for b in second {
-                        let Action::Cell(t) = b else { panic!("slide destination {b:?}") };
+                        let Action::Cell(t) = b else {
+                            panic!("slide destination {b:?}")
+                        };
                         out.insert(Opt::Move(c, t));
                     }
                 } else {
@@ -131,25 +141,46 @@ fn apply_chosen(g: &Vigilance, chosen: &Value, map: &[Cell]) -> Vigilance {
 
 fn graph_for(dir: &Path, b: VigilanceBoard) -> LoadedBoard {
     let name = format!("graphs/vigilance_{}.json", b.slug());
-    let p = if dir.join(&name).exists() { dir.join(&name) } else { repo_reference().join(&name) };
+    let p = if dir.join(&name).exists() {
+        dir.join(&name)
+    } else {
+        repo_reference().join(&name)
+    };
     LoadedBoard::from_file(&p).unwrap()
 }
 
 fn check_file(dir: &Path, path: &Path, tally: &mut Tally) {
     let fname = path.file_name().unwrap().to_string_lossy().to_string();
-    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()));
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(path).unwrap(),
+    ));
     let mut graphs: HashMap<VigilanceBoard, LoadedBoard> = HashMap::new();
     for line in reader.lines() {
         let game: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let opts: Vec<String> =
-            game["options"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect();
-        let size = opts.iter().find_map(|o| o.strip_prefix("Size/")).expect("a Size option");
-        let board = VigilanceBoard::parse(size).unwrap_or_else(|| panic!("{fname}: unknown board {size}"));
+        let opts: Vec<String> = game["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_str().unwrap().to_string())
+            .collect();
+        let size = opts
+            .iter()
+            .find_map(|o| o.strip_prefix("Size/"))
+            .expect("a Size option");
+        let board =
+            VigilanceBoard::parse(size).unwrap_or_else(|| panic!("{fname}: unknown board {size}"));
         let captures = opts.iter().any(|o| o == "Game/Captures");
-        assert!(captures || opts.iter().any(|o| o == "Game/No Captures"), "{fname}: captures option");
+        assert!(
+            captures || opts.iter().any(|o| o == "Game/No Captures"),
+            "{fname}: captures option"
+        );
         let options = VigilanceOptions::new(board, captures);
         let lb = graphs.entry(board).or_insert_with(|| graph_for(dir, board));
-        assert_eq!(lb.board, *board.board(), "{fname}: the built-in {board} differs from the graph file");
+        assert_eq!(
+            lb.board,
+            *board.board(),
+            "{fname}: the built-in {board} differs from the graph file"
+        );
         let map = lb.ludii_to_cell.clone();
         let gi = game["game_index"].as_u64().unwrap();
         let winner = game["winner"].as_u64().map(colour);
@@ -165,27 +196,45 @@ fn check_file(dir: &Path, path: &Path, tally: &mut Tally) {
             let chosen = &legal[ply["chosen"].as_u64().unwrap() as usize];
             let sets = board_sets(&prev_board, &map);
             let g0 = Vigilance::new(options.clone()).unwrap();
-            let names = |s: &CellSet| s.iter().map(|c| g0.board().cell_name(c as Cell)).collect::<Vec<_>>();
+            let names = |s: &CellSet| {
+                s.iter()
+                    .map(|c| g0.board().cell_name(c as Cell))
+                    .collect::<Vec<_>>()
+            };
             let mut pos = counters.clone().unwrap_or_else(|| g0.position());
             pos.black = names(&sets[0]);
             pos.white = names(&sets[1]);
             pos.hands = prev_hands;
             let mover = colour(ply["mover"].as_u64().unwrap());
             assert_eq!(pos.to_move, mover, "{ctx}: player to move");
-            let g = Vigilance::from_position(options.clone(), &pos).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+            let g = Vigilance::from_position(options.clone(), &pos)
+                .unwrap_or_else(|e| panic!("{ctx}: {e}"));
             tally.positions += 1;
 
             if chosen["t"] == "Pass" {
-                assert!(legal.iter().all(|l| l["t"] == "Pass"), "{ctx}: a Pass beside other moves");
-                let o = g.outcome().unwrap_or_else(|| panic!("{ctx}: Ludii passes, we have legal actions"));
+                assert!(
+                    legal.iter().all(|l| l["t"] == "Pass"),
+                    "{ctx}: a Pass beside other moves"
+                );
+                let o = g
+                    .outcome()
+                    .unwrap_or_else(|| panic!("{ctx}: Ludii passes, we have legal actions"));
                 assert_eq!(o.reason, EndReason::NoLegalAction, "{ctx}");
-                assert_eq!(o.winner, Some(mover.opponent()), "{ctx}: the player who cannot act loses");
+                assert_eq!(
+                    o.winner,
+                    Some(mover.opponent()),
+                    "{ctx}: the player who cannot act loses"
+                );
                 assert_eq!(o.winner, winner, "{ctx}: Ludii's winner");
                 assert_eq!(idx + 1, plies.len(), "{ctx}: the forced Pass ends the game");
                 tally.passes += 1;
                 break;
             }
-            assert!(g.outcome().is_none(), "{ctx}: we think the game is over ({:?}), Ludii plays on", g.outcome());
+            assert!(
+                g.outcome().is_none(),
+                "{ctx}: we think the game is over ({:?}), Ludii plays on",
+                g.outcome()
+            );
 
             let mut theirs = BTreeSet::new();
             for l in legal {
@@ -216,7 +265,10 @@ fn check_file(dir: &Path, path: &Path, tally: &mut Tally) {
                 "Move" => {
                     let mut picked = g.clone();
                     picked.apply(Action::Cell(map[chosen["from"].as_u64().unwrap() as usize]));
-                    assert!(picked.outcome().is_none() && picked.to_move() == mover, "{ctx}: choosing the stone ends nothing");
+                    assert!(
+                        picked.outcome().is_none() && picked.to_move() == mover,
+                        "{ctx}: choosing the stone ends nothing"
+                    );
                     tally.slides += 1;
                     if h.stones(mover.opponent()).len() < g.stones(mover.opponent()).len() {
                         tally.captures += 1;
@@ -236,27 +288,51 @@ fn check_file(dir: &Path, path: &Path, tally: &mut Tally) {
             };
             tally.literal_differs += differs as usize;
             let after = board_sets(&ply["board"], &map);
-            assert_eq!([h.stones(Player::Black), h.stones(Player::White)], after, "{ctx}: board after the ply");
+            assert_eq!(
+                [h.stones(Player::Black), h.stones(Player::White)],
+                after,
+                "{ctx}: board after the ply"
+            );
             let after_hands = hands(&ply["hands"]);
-            assert_eq!([h.hand(Player::Black), h.hand(Player::White)], after_hands, "{ctx}: hands after the ply");
+            assert_eq!(
+                [h.hand(Player::Black), h.hand(Player::White)],
+                after_hands,
+                "{ctx}: hands after the ply"
+            );
 
-            let next_is_pass = plies.get(idx + 1).is_some_and(|p| {
-                p["legal"][p["chosen"].as_u64().unwrap() as usize]["t"] == "Pass"
-            });
+            let next_is_pass = plies
+                .get(idx + 1)
+                .is_some_and(|p| p["legal"][p["chosen"].as_u64().unwrap() as usize]["t"] == "Pass");
             if ply["over"].as_bool().unwrap() {
-                let o = h.outcome().unwrap_or_else(|| panic!("{ctx}: Ludii's game is over, ours is not"));
+                let o = h
+                    .outcome()
+                    .unwrap_or_else(|| panic!("{ctx}: Ludii's game is over, ours is not"));
                 assert_eq!(o.reason, EndReason::BlockedSpace, "{ctx}");
-                assert_eq!(o.winner, Some(mover), "{ctx}: the player who blocked off the space wins");
+                assert_eq!(
+                    o.winner,
+                    Some(mover),
+                    "{ctx}: the player who blocked off the space wins"
+                );
                 assert_eq!(o.winner, winner, "{ctx}: Ludii's winner");
                 assert_eq!(idx + 1, plies.len(), "{ctx}");
                 tally.blocked_space += 1;
             } else if next_is_pass {
-                let o = h.outcome().unwrap_or_else(|| panic!("{ctx}: Ludii passes next, we can act"));
+                let o = h
+                    .outcome()
+                    .unwrap_or_else(|| panic!("{ctx}: Ludii passes next, we can act"));
                 assert_eq!(o.reason, EndReason::NoLegalAction, "{ctx}");
                 assert_eq!(o.winner, winner, "{ctx}: winner");
             } else {
-                assert!(h.outcome().is_none(), "{ctx}: our game ended ({:?}), Ludii's did not", h.outcome());
-                assert_eq!(h.to_move(), colour(ply["next_mover"].as_u64().unwrap()), "{ctx}: next mover");
+                assert!(
+                    h.outcome().is_none(),
+                    "{ctx}: our game ended ({:?}), Ludii's did not",
+                    h.outcome()
+                );
+                assert_eq!(
+                    h.to_move(),
+                    colour(ply["next_mover"].as_u64().unwrap()),
+                    "{ctx}: next mover"
+                );
             }
             counters = Some(h.position());
             prev_board = ply["board"].clone();
@@ -275,7 +351,12 @@ fn vigilance_agrees_with_ludii() {
         };
         let mut files: Vec<PathBuf> = entries
             .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("vigilance_"))
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("vigilance_")
+            })
             .collect();
         files.sort();
         for f in files {
@@ -296,6 +377,13 @@ fn vigilance_agrees_with_ludii() {
         tally.swaps,
         tally.literal_differs
     );
-    assert!(tally.files >= 8 && tally.positions >= 9_318, "the shipped traces hold 9,318 positions");
-    assert_eq!(tally.passes + tally.blocked_space, tally.games, "every game was followed to its end");
+    assert!(
+        tally.files >= 8 && tally.positions >= 9_318,
+        "the shipped traces hold 9,318 positions"
+    );
+    assert_eq!(
+        tally.passes + tally.blocked_space,
+        tally.games,
+        "every game was followed to its end"
+    );
 }

@@ -70,7 +70,11 @@ fn lifeline_play_allocates_nothing() {
     for balance in [Balance::Strong, Balance::Weak, Balance::Komi] {
         for size in [3, 7, 12] {
             let komi = if balance == Balance::Komi { 5 } else { 0 };
-            let g = Lifeline::new(LifelineOptions { komi, ..LifelineOptions::new(size, balance) }).unwrap();
+            let g = Lifeline::new(LifelineOptions {
+                komi,
+                ..LifelineOptions::new(size, balance)
+            })
+            .unwrap();
             assert_eq!(allocations_during_play(&g, 3), 0, "size {size} {balance:?}");
         }
     }
@@ -106,10 +110,21 @@ fn square_lifeline_allocates_only_its_history() {
     // (a persistent list, so that cloning a game for a search simulation costs no allocation).
     for size in [5, 9, 13] {
         for incursions in [Incursions::Allowed, Incursions::Forbidden] {
-            let g = SquareLifeline::new(SquareOptions { komi: 2, incursions, ..SquareOptions::new(size) }).unwrap();
+            let g = SquareLifeline::new(SquareOptions {
+                komi: 2,
+                incursions,
+                ..SquareOptions::new(size)
+            })
+            .unwrap();
             let (legal, apply, turns) = allocations_split(&g, 3);
-            assert_eq!(legal, 0, "size {size} {incursions:?}: legal_actions allocated");
-            assert!(apply <= turns, "size {size}: {apply} allocations in apply over {turns} turns");
+            assert_eq!(
+                legal, 0,
+                "size {size} {incursions:?}: legal_actions allocated"
+            );
+            assert!(
+                apply <= turns,
+                "size {size}: {apply} allocations in apply over {turns} turns"
+            );
         }
     }
 }
@@ -117,7 +132,12 @@ fn square_lifeline_allocates_only_its_history() {
 #[test]
 fn leblin_play_allocates_nothing() {
     for size in [5, 13, 19] {
-        let g = Leblin::new(LeblinOptions { komi: 2, handicap: 2, ..LeblinOptions::new(size) }).unwrap();
+        let g = Leblin::new(LeblinOptions {
+            komi: 2,
+            handicap: 2,
+            ..LeblinOptions::new(size)
+        })
+        .unwrap();
         assert_eq!(allocations_during_play(&g, 2), 0, "size {size}");
     }
 }

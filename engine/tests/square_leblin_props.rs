@@ -3,14 +3,14 @@
 //! (hash, legality, notation, symmetries of encoding and legal actions), exact replay of
 //! records, the rules' invariants after every turn, and every game ends.
 
+use engine::bitset::CellSet as BitSet;
 use engine::board::Board;
 use engine::groups::dead_groups;
+use engine::groups::in_territory_of;
 use engine::leblin::{Leblin, LeblinOptions};
 use engine::record::GameRecord;
 use engine::square::{Incursions, SquareLifeline, SquareOptions};
 use engine::testing::{check_position, random_game};
-use engine::bitset::CellSet as BitSet;
-use engine::groups::in_territory_of;
 use engine::{Action, AnyGame, EndReason, Game, GameConfig, Player};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -21,7 +21,11 @@ fn replay_check(cfg: GameConfig, actions: &[Action], end: AnyGame) {
     let rec = GameRecord::new(cfg, &start, actions, &end);
     let parsed: GameRecord = serde_json::from_str(&rec.to_json_line()).unwrap();
     let replayed = parsed.replay().unwrap();
-    assert_eq!(replayed.hash(), end.hash(), "replay reaches another position");
+    assert_eq!(
+        replayed.hash(),
+        end.hash(),
+        "replay reaches another position"
+    );
     assert_eq!(replayed.outcome(), end.outcome());
 }
 
@@ -39,10 +43,14 @@ fn check_square(opts: SquareOptions, seed: u64, sample: usize) -> usize {
             // RULES.md section 3: dead enemy groups go to the prison; no dead friendly group may
             // be left; and removing enemy stones never kills another enemy group.
             for p in Player::BOTH {
-                assert!(dead_groups(b, after.stones(p), empty).is_empty(), "{p} has a dead group after {a:?}");
+                assert!(
+                    dead_groups(b, after.stones(p), empty).is_empty(),
+                    "{p} has a dead group after {a:?}"
+                );
             }
             let mover = before.to_move();
-            let captured = before.stones(mover.opponent()).len() - after.stones(mover.opponent()).len();
+            let captured =
+                before.stones(mover.opponent()).len() - after.stones(mover.opponent()).len();
             assert_eq!(
                 after.prisoners(mover.opponent()) - before.prisoners(mover.opponent()),
                 captured as u32,
@@ -51,7 +59,12 @@ fn check_square(opts: SquareOptions, seed: u64, sample: usize) -> usize {
             if opts.incursions == Incursions::Forbidden && !before.is_double_turn() {
                 // Basic: the placement was in no territory the opponent owned.
                 let Action::Cell(x) = a else { unreachable!() };
-                assert!(!in_territory_of(b, x as usize, before.stones(mover), before.stones(mover.opponent())));
+                assert!(!in_territory_of(
+                    b,
+                    x as usize,
+                    before.stones(mover),
+                    before.stones(mover.opponent())
+                ));
             }
         }
         if a == Action::RemovePrisoner {
@@ -63,7 +76,9 @@ fn check_square(opts: SquareOptions, seed: u64, sample: usize) -> usize {
         if let Some(o) = after.outcome() {
             match o.reason {
                 EndReason::NoLegalAction => assert_eq!(o.winner, Some(after.to_move().opponent())),
-                EndReason::Repetition => assert!(matches!(a, Action::Cell(_)) && o.winner.is_none()),
+                EndReason::Repetition => {
+                    assert!(matches!(a, Action::Cell(_)) && o.winner.is_none())
+                }
                 EndReason::TurnCap => assert!(o.winner.is_none()),
                 r => panic!("Square Lifeline does not end by {r:?}"),
             }
@@ -74,7 +89,11 @@ fn check_square(opts: SquareOptions, seed: u64, sample: usize) -> usize {
     });
     check_position(&end);
     assert!(end.outcome().is_some(), "every game ends");
-    replay_check(GameConfig::SquareLifeline(opts), &actions, AnyGame::SquareLifeline(end));
+    replay_check(
+        GameConfig::SquareLifeline(opts),
+        &actions,
+        AnyGame::SquareLifeline(end),
+    );
     actions.len()
 }
 
@@ -120,7 +139,10 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
         let b = after.board();
         let me = before.to_move();
         for p in Player::BOTH {
-            assert!(after.prisoners(p) == 0 || after.prisoners(p.opponent()) == 0, "the prison holds one colour");
+            assert!(
+                after.prisoners(p) == 0 || after.prisoners(p.opponent()) == 0,
+                "the prison holds one colour"
+            );
         }
         if let (Action::Cell(x), 0) = (a, before.handicap_left()) {
             // The three steps of the placement, redone with the naive lifelines.
@@ -131,10 +153,18 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
             let dead_own = naive_dead(b, own, enemy);
             let own = own - dead_own;
             assert_eq!(after.stones(me), own, "mover's stones after {a:?}");
-            assert_eq!(after.stones(me.opponent()), enemy, "opponent's stones after {a:?}");
-            assert!(dead_own != BitSet::single(x as usize) || !dead_enemy.is_empty(), "only the new stone removed");
+            assert_eq!(
+                after.stones(me.opponent()),
+                enemy,
+                "opponent's stones after {a:?}"
+            );
+            assert!(
+                dead_own != BitSet::single(x as usize) || !dead_enemy.is_empty(),
+                "only the new stone removed"
+            );
             // Signed prison: the difference of the two counts moves by the captures.
-            let signed = |g: &Leblin| g.prisoners(Player::Black) as i64 - g.prisoners(Player::White) as i64;
+            let signed =
+                |g: &Leblin| g.prisoners(Player::Black) as i64 - g.prisoners(Player::White) as i64;
             let (db, dw) = if me == Player::Black {
                 (dead_own.len() as i64, dead_enemy.len() as i64)
             } else {
@@ -144,7 +174,10 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
             // A turn that removes nothing leaves no dead group of either colour.
             if dead_own.is_empty() && dead_enemy.is_empty() {
                 for p in Player::BOTH {
-                    assert!(naive_dead(b, after.stones(p), after.stones(p.opponent())).is_empty(), "{p} dead after {a:?}");
+                    assert!(
+                        naive_dead(b, after.stones(p), after.stones(p.opponent())).is_empty(),
+                        "{p} dead after {a:?}"
+                    );
                 }
             }
         }
@@ -156,7 +189,8 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
                 let mut legal = Vec::new();
                 after.legal_actions(&mut legal);
                 let m = after.to_move();
-                let empty = *b.on_board() - after.stones(Player::Black) - after.stones(Player::White);
+                let empty =
+                    *b.on_board() - after.stones(Player::Black) - after.stones(Player::White);
                 for x in empty.iter() {
                     let own = after.stones(m) | BitSet::single(x);
                     let enemy = after.stones(m.opponent());
@@ -165,7 +199,13 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
                     let not_alone = dn != BitSet::single(x) || !de.is_empty();
                     let listed = legal.contains(&Action::Cell(x as u16));
                     if !after.last_minimal_incursion() {
-                        assert_eq!(listed, not_alone, "point {} in {:?}", b.cell_name(x as u16), after.position());
+                        assert_eq!(
+                            listed,
+                            not_alone,
+                            "point {} in {:?}",
+                            b.cell_name(x as u16),
+                            after.position()
+                        );
                     } else {
                         assert!(!listed || not_alone);
                     }
@@ -176,12 +216,18 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
             match o.reason {
                 EndReason::NoLegalAction => assert_eq!(o.winner, Some(after.to_move().opponent())),
                 EndReason::Annihilation => {
-                    let (nb, nw) = (after.stones(Player::Black).is_empty(), after.stones(Player::White).is_empty());
+                    let (nb, nw) = (
+                        after.stones(Player::Black).is_empty(),
+                        after.stones(Player::White).is_empty(),
+                    );
                     assert!(nb || nw);
                     if nb && nw {
                         assert_eq!(o.winner, Some(me));
                     } else {
-                        assert_eq!(o.winner, Some(if nb { Player::White } else { Player::Black }));
+                        assert_eq!(
+                            o.winner,
+                            Some(if nb { Player::White } else { Player::Black })
+                        );
                     }
                 }
                 EndReason::TurnCap => assert!(o.winner.is_none()),
@@ -199,7 +245,12 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
 fn square_lifeline_every_size_class() {
     for (size, komi) in [(5, 0), (6, 3), (7, 1), (9, 0), (13, 2)] {
         for incursions in [Incursions::Allowed, Incursions::Forbidden] {
-            let opts = SquareOptions { size, komi, incursions, max_turns: None };
+            let opts = SquareOptions {
+                size,
+                komi,
+                incursions,
+                max_turns: None,
+            };
             let sample = if size <= 7 { 3 } else { 25 };
             check_square(opts, 100 + size as u64, sample);
         }
@@ -209,7 +260,12 @@ fn square_lifeline_every_size_class() {
 #[test]
 fn leblin_every_size_class() {
     for (size, komi, handicap) in [(5, 0, 0), (6, 2, 0), (7, 0, 3), (9, 1, 0), (13, 0, 2)] {
-        let opts = LeblinOptions { size, komi, handicap, max_turns: None };
+        let opts = LeblinOptions {
+            size,
+            komi,
+            handicap,
+            max_turns: None,
+        };
         let sample = if size <= 7 { 3 } else { 40 };
         check_leblin(opts, 200 + size as u64, sample);
     }
@@ -217,10 +273,16 @@ fn leblin_every_size_class() {
 
 #[test]
 fn games_hit_the_turn_cap_as_draws() {
-    let opts = SquareOptions { max_turns: Some(7), ..SquareOptions::new(7) };
+    let opts = SquareOptions {
+        max_turns: Some(7),
+        ..SquareOptions::new(7)
+    };
     let n = check_square(opts, 5, 2);
     assert!(n <= 20);
-    let opts = LeblinOptions { max_turns: Some(7), ..LeblinOptions::new(7) };
+    let opts = LeblinOptions {
+        max_turns: Some(7),
+        ..LeblinOptions::new(7)
+    };
     let start = Leblin::new(opts).unwrap();
     let (end, _) = random_game(&start, &mut ChaCha8Rng::seed_from_u64(3), |_, _, _| {});
     assert!(end.outcome().is_some());

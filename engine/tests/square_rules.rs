@@ -12,8 +12,11 @@ use engine::{Action, AnyGame, Board, EndReason, Game, GameConfig, Player};
 
 fn diagram(size: usize, text: &str) -> (Vec<String>, Vec<String>) {
     let b = Board::square(size).unwrap();
-    let rows: Vec<Vec<char>> =
-        text.lines().map(|l| l.chars().filter(|c| !c.is_whitespace()).collect::<Vec<_>>()).filter(|r| !r.is_empty()).collect();
+    let rows: Vec<Vec<char>> = text
+        .lines()
+        .map(|l| l.chars().filter(|c| !c.is_whitespace()).collect::<Vec<_>>())
+        .filter(|r| !r.is_empty())
+        .collect();
     assert_eq!(rows.len(), size, "diagram needs {size} rows");
     let (mut black, mut white) = (vec![], vec![]);
     for (i, row) in rows.iter().enumerate() {
@@ -57,7 +60,16 @@ fn setup(s: Setup, text: &str) -> SquareLifeline {
 }
 
 fn play(to_move: Player, text: &str) -> SquareLifeline {
-    setup(Setup { opts: SquareOptions::new(5), to_move, black_prisoners: 0, white_prisoners: 0, last_minimal: false }, text)
+    setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move,
+            black_prisoners: 0,
+            white_prisoners: 0,
+            last_minimal: false,
+        },
+        text,
+    )
 }
 
 fn cell(g: &SquareLifeline, name: &str) -> Action {
@@ -71,11 +83,18 @@ fn legal(g: &SquareLifeline) -> Vec<Action> {
 }
 
 fn names(g: &SquareLifeline, p: Player) -> Vec<String> {
-    g.stones(p).iter().map(|c| g.board().cell_name(c as u16)).collect()
+    g.stones(p)
+        .iter()
+        .map(|c| g.board().cell_name(c as u16))
+        .collect()
 }
 
 fn apply(g: &mut SquareLifeline, name: &str) {
-    let a = if name == "prisoner" { Action::RemovePrisoner } else { cell(g, name) };
+    let a = if name == "prisoner" {
+        Action::RemovePrisoner
+    } else {
+        cell(g, name)
+    };
     g.try_apply(a).unwrap_or_else(|e| panic!("{name}: {e}"));
     check_position(g);
 }
@@ -101,10 +120,21 @@ const ONE_IN_THE_CORNER: &str = "
 #[test]
 fn options_are_checked_and_black_starts() {
     for size in [4, 20] {
-        assert!(SquareLifeline::new(SquareOptions::new(size)).is_err(), "size {size}");
+        assert!(
+            SquareLifeline::new(SquareOptions::new(size)).is_err(),
+            "size {size}"
+        );
     }
-    assert!(SquareLifeline::new(SquareOptions { komi: 26, ..SquareOptions::new(5) }).is_err());
-    assert!(SquareLifeline::new(SquareOptions { max_turns: Some(0), ..SquareOptions::new(5) }).is_err());
+    assert!(SquareLifeline::new(SquareOptions {
+        komi: 26,
+        ..SquareOptions::new(5)
+    })
+    .is_err());
+    assert!(SquareLifeline::new(SquareOptions {
+        max_turns: Some(0),
+        ..SquareOptions::new(5)
+    })
+    .is_err());
     let g = SquareLifeline::new(SquareOptions::default()).unwrap();
     assert_eq!(g.board().num_cells(), 81, "default side 9");
     assert_eq!(g.to_move(), Player::Black);
@@ -114,12 +144,15 @@ fn options_are_checked_and_black_starts() {
 #[test]
 fn connectivity_is_orthogonal() {
     // Black a1 and b2 touch diagonally: two groups, kept alive by the empty points a2 and b1.
-    let g = play(Player::White, "
+    let g = play(
+        Player::White,
+        "
         ....O
         .....
         ....O
         .X...
-        X....");
+        X....",
+    );
     let b = g.board();
     let empty = *b.on_board() - g.stones(Player::Black) - g.stones(Player::White);
     assert_eq!(engine::groups::groups(b, g.stones(Player::Black)).len(), 2);
@@ -128,11 +161,17 @@ fn connectivity_is_orthogonal() {
 
 #[test]
 fn config_names_both_variants() {
-    let cfg: GameConfig = serde_json::from_str(r#"{"game":"square_lifeline","options":{"size":7,"incursions":"forbidden","komi":2}}"#).unwrap();
+    let cfg: GameConfig = serde_json::from_str(
+        r#"{"game":"square_lifeline","options":{"size":7,"incursions":"forbidden","komi":2}}"#,
+    )
+    .unwrap();
     assert_eq!(cfg.label(), "square-7-basic-k2");
-    let AnyGame::SquareLifeline(g) = cfg.start().unwrap() else { panic!("not square") };
+    let AnyGame::SquareLifeline(g) = cfg.start().unwrap() else {
+        panic!("not square")
+    };
     assert_eq!(g.options().incursions, Incursions::Forbidden);
-    let bad: Result<GameConfig, _> = serde_json::from_str(r#"{"game":"square_lifeline","options":{"incursions":"sometimes"}}"#);
+    let bad: Result<GameConfig, _> =
+        serde_json::from_str(r#"{"game":"square_lifeline","options":{"incursions":"sometimes"}}"#);
     assert!(bad.is_err());
 }
 
@@ -143,7 +182,11 @@ fn each_player_places_two_stones_on_its_first_turn() {
     let mut g = SquareLifeline::new(SquareOptions::new(5)).unwrap();
     assert!(!legal(&g).contains(&Action::RemovePrisoner));
     apply(&mut g, "a1");
-    assert_eq!(g.to_move(), Player::Black, "the first stone of a double placement");
+    assert_eq!(
+        g.to_move(),
+        Player::Black,
+        "the first stone of a double placement"
+    );
     // A second stone next to the first makes one group with no friend: dead, so illegal.
     assert!(!g.is_legal(cell(&g, "b1")) && !g.is_legal(cell(&g, "a2")));
     assert!(g.is_legal(cell(&g, "c1")));
@@ -154,7 +197,11 @@ fn each_player_places_two_stones_on_its_first_turn() {
     apply(&mut g, "e3");
     assert_eq!(g.to_move(), Player::Black);
     apply(&mut g, "b4");
-    assert_eq!(g.to_move(), Player::White, "from the third turn on, one stone");
+    assert_eq!(
+        g.to_move(),
+        Player::White,
+        "from the third turn on, one stone"
+    );
 }
 
 #[test]
@@ -168,17 +215,23 @@ fn first_stone_needs_a_legal_completion() {
 
 #[test]
 fn dead_enemy_groups_go_to_the_prison() {
-    let mut g = play(Player::Black, "
+    let mut g = play(
+        Player::Black,
+        "
         ..O.O
         .....
         .....
         X....
-        O.X..");
+        O.X..",
+    );
     apply(&mut g, "b1");
     assert_eq!(names(&g, Player::White), ["c5", "e5"]);
     assert_eq!(g.prisoners(Player::White), 1);
     assert_eq!(g.prisoners(Player::Black), 0);
-    assert!(!g.last_minimal_incursion(), "b1 lay in a territory touching both colours: no incursion");
+    assert!(
+        !g.last_minimal_incursion(),
+        "b1 lay in a territory touching both colours: no incursion"
+    );
 }
 
 #[test]
@@ -186,7 +239,9 @@ fn a_capture_that_saves_the_capturing_stone_is_legal() {
     let mut g = play(Player::Black, TWO_IN_THE_CORNER);
     // a1 alone has no empty neighbour; capturing a2 and b1 gives it paths to a3, b2 and c1.
     apply(&mut g, "a1");
-    assert!(g.stones(Player::Black).contains(g.board().parse_cell("a1").unwrap() as usize));
+    assert!(g
+        .stones(Player::Black)
+        .contains(g.board().parse_cell("a1").unwrap() as usize));
     assert_eq!(names(&g, Player::White), ["e3", "e5"]);
     assert_eq!(g.prisoners(Player::White), 2);
     assert!(!g.last_minimal_incursion(), "two groups: a big incursion");
@@ -195,22 +250,28 @@ fn a_capture_that_saves_the_capturing_stone_is_legal() {
 #[test]
 fn suicide_is_refused() {
     // a1 in White's eye captures nothing (a2 and b1 reach e3 and e5): the stone would be dead.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ....O
         .....
         ....O
         O....
-        .O...");
+        .O...",
+    );
     assert!(!g.is_legal(cell(&g, "a1")));
     let mut h = g.clone();
     assert!(h.try_apply(cell(&g, "a1")).is_err());
     // Joining one's only two groups into one leaves a group with no friend: dead, refused.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ....O
         .....
         X...O
         .....
-        X....");
+        X....",
+    );
     assert!(!g.is_legal(cell(&g, "a2")));
     assert!(g.is_legal(cell(&g, "b2")));
 }
@@ -219,19 +280,25 @@ fn suicide_is_refused() {
 fn no_dead_friendly_group_is_left_at_the_end_of_a_turn() {
     // Every legal placement of a settled middle-game position leaves no dead group of either
     // colour; the illegal ones would leave a dead friendly group or break an incursion rule.
-    let g = play(Player::Black, "
+    let g = play(
+        Player::Black,
+        "
         ..O.O
         .OX..
         X.O.O
         OX..X
-        .OX..");
+        .OX..",
+    );
     for a in legal(&g) {
         let mut h = g.clone();
         h.apply(a);
         let b = h.board();
         let empty = *b.on_board() - h.stones(Player::Black) - h.stones(Player::White);
         for p in Player::BOTH {
-            assert!(dead_groups(b, h.stones(p), empty).is_empty(), "{p} dead after {a:?}");
+            assert!(
+                dead_groups(b, h.stones(p), empty).is_empty(),
+                "{p} dead after {a:?}"
+            );
         }
     }
 }
@@ -250,28 +317,55 @@ fn a_minimal_incursion_is_refused_right_after_the_opponents() {
     // White's immediate recapture at b1 (captures a1 alone, in Black's one-point territory) is
     // a minimal incursion right after Black's: refused.
     assert!(!h.is_legal(cell(&h, "b1")));
-    let restricted =
-        setup(Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 0, white_prisoners: 0, last_minimal: true }, ONE_IN_THE_CORNER);
+    let restricted = setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 0,
+            white_prisoners: 0,
+            last_minimal: true,
+        },
+        ONE_IN_THE_CORNER,
+    );
     assert!(!restricted.is_legal(cell(&restricted, "a1")));
 }
 
 #[test]
 fn a_prisoner_removal_lifts_the_restriction() {
-    let mut g =
-        setup(Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 1, white_prisoners: 1, last_minimal: true }, ONE_IN_THE_CORNER);
+    let mut g = setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 1,
+            white_prisoners: 1,
+            last_minimal: true,
+        },
+        ONE_IN_THE_CORNER,
+    );
     assert!(!g.is_legal(cell(&g, "a1")));
     apply(&mut g, "prisoner");
     assert_eq!(g.prisoners(Player::White), 0);
     assert!(!g.last_minimal_incursion());
     apply(&mut g, "prisoner");
     assert_eq!(g.prisoners(Player::Black), 0);
-    assert!(g.is_legal(cell(&g, "a1")), "the opponent's previous turn was a removal");
+    assert!(
+        g.is_legal(cell(&g, "a1")),
+        "the opponent's previous turn was a removal"
+    );
 }
 
 #[test]
 fn a_big_incursion_is_allowed_at_any_time() {
-    let g =
-        setup(Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 0, white_prisoners: 0, last_minimal: true }, TWO_IN_THE_CORNER);
+    let g = setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 0,
+            white_prisoners: 0,
+            last_minimal: true,
+        },
+        TWO_IN_THE_CORNER,
+    );
     let mut h = g.clone();
     apply(&mut h, "a1");
     assert_eq!(h.prisoners(Player::White), 2);
@@ -280,7 +374,16 @@ fn a_big_incursion_is_allowed_at_any_time() {
 #[test]
 fn basic_refuses_every_incursion() {
     let basic = |text: &str| {
-        setup(Setup { opts: SquareOptions::basic(5), to_move: Player::Black, black_prisoners: 0, white_prisoners: 0, last_minimal: false }, text)
+        setup(
+            Setup {
+                opts: SquareOptions::basic(5),
+                to_move: Player::Black,
+                black_prisoners: 0,
+                white_prisoners: 0,
+                last_minimal: false,
+            },
+            text,
+        )
     };
     let g = basic(ONE_IN_THE_CORNER);
     assert!(!g.is_legal(cell(&g, "a1")), "minimal incursion");
@@ -301,15 +404,25 @@ fn basic_as_written_leaves_white_no_first_placement() {
     let mut g = SquareLifeline::new(SquareOptions::basic(5)).unwrap();
     apply(&mut g, "a1");
     apply(&mut g, "c3");
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((Some(Player::Black), EndReason::NoLegalAction)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((Some(Player::Black), EndReason::NoLegalAction))
+    );
     // With komi, White's only actions are prisoner removals.
-    let mut g = SquareLifeline::new(SquareOptions { komi: 1, ..SquareOptions::basic(5) }).unwrap();
+    let mut g = SquareLifeline::new(SquareOptions {
+        komi: 1,
+        ..SquareOptions::basic(5)
+    })
+    .unwrap();
     apply(&mut g, "a1");
     apply(&mut g, "c3");
     assert_eq!(legal(&g), [Action::RemovePrisoner]);
     // Black's first placement is into a territory touching no stone: owned by nobody, so it is
     // no incursion (RULES.md section 1, Decision).
-    assert!(SquareLifeline::new(SquareOptions::basic(5)).unwrap().outcome().is_none());
+    assert!(SquareLifeline::new(SquareOptions::basic(5))
+        .unwrap()
+        .outcome()
+        .is_none());
 }
 
 #[test]
@@ -327,16 +440,23 @@ fn a_first_turn_is_an_incursion_if_either_stone_is() {
     assert!(g.stones(Player::Black).is_empty());
     assert_eq!(g.prisoners(Player::Black), 2);
     assert!(!g.last_minimal_incursion());
-    assert_eq!(g.outcome().map(|o| o.winner), Some(Some(Player::White)), "Black has nothing left to do");
+    assert_eq!(
+        g.outcome().map(|o| o.winner),
+        Some(Some(Player::White)),
+        "Black has nothing left to do"
+    );
     // In the middle of a first turn after a minimal incursion (set up by hand): territories are
     // judged at the start of the turn, so every White point is in Black's territory; b1 captures
     // two groups (a1, then c3 without a friend): a big incursion, allowed; e5 captures nothing.
-    let (black, white) = diagram(5, "
+    let (black, white) = diagram(
+        5,
+        "
         .....
         .....
         ..X..
         O....
-        X....");
+        X....",
+    );
     let pos = SquarePosition {
         to_move: Player::White,
         black,
@@ -357,13 +477,27 @@ fn a_first_turn_is_an_incursion_if_either_stone_is() {
 
 #[test]
 fn a_repetition_ends_the_game_in_a_draw() {
-    let mut g =
-        setup(Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 1, white_prisoners: 0, last_minimal: false }, ONE_IN_THE_CORNER);
+    let mut g = setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 1,
+            white_prisoners: 0,
+            last_minimal: false,
+        },
+        ONE_IN_THE_CORNER,
+    );
     apply(&mut g, "a1"); // minimal incursion: captures b1
-    assert!(!g.is_legal(cell(&g, "b1")), "the immediate recapture is refused");
+    assert!(
+        !g.is_legal(cell(&g, "b1")),
+        "the immediate recapture is refused"
+    );
     apply(&mut g, "prisoner"); // White removes a black prisoner
     apply(&mut g, "prisoner"); // Black removes the white prisoner: the board is unchanged
-    assert!(g.outcome().is_none(), "a removal turn never ends the game by repetition");
+    assert!(
+        g.outcome().is_none(),
+        "a removal turn never ends the game by repetition"
+    );
     apply(&mut g, "b1"); // White recaptures: the starting board, Black to move
     let o = g.outcome().expect("the game is over");
     assert_eq!((o.winner, o.reason), (None, EndReason::Repetition));
@@ -371,8 +505,16 @@ fn a_repetition_ends_the_game_in_a_draw() {
 
 #[test]
 fn the_hash_covers_the_repetition_history() {
-    let mut g =
-        setup(Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 1, white_prisoners: 0, last_minimal: false }, ONE_IN_THE_CORNER);
+    let mut g = setup(
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 1,
+            white_prisoners: 0,
+            last_minimal: false,
+        },
+        ONE_IN_THE_CORNER,
+    );
     apply(&mut g, "a1");
     apply(&mut g, "prisoner");
     apply(&mut g, "prisoner");
@@ -391,11 +533,21 @@ fn the_hash_covers_the_repetition_history() {
 
 #[test]
 fn komi_puts_black_stones_in_the_prison_for_white() {
-    let mut g = SquareLifeline::new(SquareOptions { komi: 2, ..SquareOptions::new(5) }).unwrap();
+    let mut g = SquareLifeline::new(SquareOptions {
+        komi: 2,
+        ..SquareOptions::new(5)
+    })
+    .unwrap();
     assert_eq!(g.prisoners(Player::Black), 2);
-    assert!(!g.is_legal(Action::RemovePrisoner), "Black cannot remove its own stones");
+    assert!(
+        !g.is_legal(Action::RemovePrisoner),
+        "Black cannot remove its own stones"
+    );
     apply(&mut g, "a1");
-    assert!(!g.is_legal(Action::RemovePrisoner), "not in the middle of a turn");
+    assert!(
+        !g.is_legal(Action::RemovePrisoner),
+        "not in the middle of a turn"
+    );
     apply(&mut g, "c3");
     assert!(g.is_legal(Action::RemovePrisoner));
     apply(&mut g, "prisoner");
@@ -411,18 +563,30 @@ fn komi_puts_black_stones_in_the_prison_for_white() {
 #[test]
 fn the_player_without_an_action_loses() {
     // Black captures White's last two groups; White has no stone and no black prisoner.
-    let mut g = play(Player::Black, "
+    let mut g = play(
+        Player::Black,
+        "
         .....
         .....
         X....
         OX...
-        .OX..");
+        .OX..",
+    );
     apply(&mut g, "a1");
     let o = g.outcome().unwrap();
-    assert_eq!((o.winner, o.reason), (Some(Player::Black), EndReason::NoLegalAction));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::Black), EndReason::NoLegalAction)
+    );
     // With a prisoner to remove, White can still act: the game goes on.
     let mut g = setup(
-        Setup { opts: SquareOptions::new(5), to_move: Player::Black, black_prisoners: 1, white_prisoners: 0, last_minimal: false },
+        Setup {
+            opts: SquareOptions::new(5),
+            to_move: Player::Black,
+            black_prisoners: 1,
+            white_prisoners: 0,
+            last_minimal: false,
+        },
         ".....\n.....\nX....\nOX...\n.OX..",
     );
     apply(&mut g, "a1");
@@ -436,7 +600,11 @@ fn the_player_without_an_action_loses() {
 
 #[test]
 fn the_turn_cap_is_an_adjudicated_draw() {
-    let mut g = SquareLifeline::new(SquareOptions { max_turns: Some(3), ..SquareOptions::new(5) }).unwrap();
+    let mut g = SquareLifeline::new(SquareOptions {
+        max_turns: Some(3),
+        ..SquareOptions::new(5)
+    })
+    .unwrap();
     for c in ["a1", "c3", "e5", "e3", "b4"] {
         apply(&mut g, c);
     }
@@ -449,7 +617,16 @@ fn the_turn_cap_is_an_adjudicated_draw() {
 #[test]
 fn encoding_shows_prison_komi_and_the_restriction() {
     let g = setup(
-        Setup { opts: SquareOptions { komi: 3, ..SquareOptions::new(5) }, to_move: Player::Black, black_prisoners: 3, white_prisoners: 2, last_minimal: true },
+        Setup {
+            opts: SquareOptions {
+                komi: 3,
+                ..SquareOptions::new(5)
+            },
+            to_move: Player::Black,
+            black_prisoners: 3,
+            white_prisoners: 2,
+            last_minimal: true,
+        },
         ONE_IN_THE_CORNER,
     );
     let planes = engine::testing::encode_owned(&g);
@@ -468,7 +645,10 @@ fn encoding_shows_prison_komi_and_the_restriction() {
 
 #[test]
 fn records_replay_with_prisoner_removals() {
-    let cfg = GameConfig::SquareLifeline(SquareOptions { komi: 2, ..SquareOptions::new(5) });
+    let cfg = GameConfig::SquareLifeline(SquareOptions {
+        komi: 2,
+        ..SquareOptions::new(5)
+    });
     let start = cfg.start().unwrap();
     let mut g = start.clone();
     let mut actions = vec![];

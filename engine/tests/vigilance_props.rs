@@ -23,14 +23,20 @@ fn check_game(opts: VigilanceOptions, seed: u64, sample: usize) -> usize {
         assert_eq!(after.hash(), after.recompute_hash());
         let on_board = after.stones(Player::Black).len() + after.stones(Player::White).len();
         assert!(on_board <= after.board().num_cells());
-        assert!(!after.stones(Player::Black).intersects(&after.stones(Player::White)));
+        assert!(!after
+            .stones(Player::Black)
+            .intersects(&after.stones(Player::White)));
         // The player to move changes only when a turn ends: never after choosing a stone.
         if after.slide_from().is_some() {
             assert_eq!(after.to_move(), before.to_move());
         }
         if !opts.captures {
-            let total = |g: &Vigilance| g.stones(Player::Black).len() + g.stones(Player::White).len();
-            assert!(total(after) >= total(before), "nothing leaves the board without captures");
+            let total =
+                |g: &Vigilance| g.stones(Player::Black).len() + g.stones(Player::White).len();
+            assert!(
+                total(after) >= total(before),
+                "nothing leaves the board without captures"
+            );
         }
         // Captures remove only the opponent's stones.
         if let (Some(_), Action::Cell(_)) = (before.slide_from(), a) {
@@ -49,7 +55,10 @@ fn check_game(opts: VigilanceOptions, seed: u64, sample: usize) -> usize {
     if o.reason == EndReason::NoLegalAction {
         assert_eq!(o.winner, Some(end.to_move().opponent()));
     }
-    assert!(o.reason != EndReason::TurnCap, "a random game reached the turn cap (not impossible, but suspicious)");
+    assert!(
+        o.reason != EndReason::TurnCap,
+        "a random game reached the turn cap (not impossible, but suspicious)"
+    );
     // The record replays to the same result.
     let cfg = GameConfig::Vigilance(opts);
     let start_any = cfg.start().unwrap();
@@ -88,8 +97,10 @@ proptest! {
 
 #[test]
 fn engine_config_json() {
-    let cfg: GameConfig =
-        serde_json::from_str(r#"{"game":"vigilance","options":{"board":"SQ-4 (64) Adjacent","captures":false}}"#).unwrap();
+    let cfg: GameConfig = serde_json::from_str(
+        r#"{"game":"vigilance","options":{"board":"SQ-4 (64) Adjacent","captures":false}}"#,
+    )
+    .unwrap();
     assert_eq!(cfg.label(), "vigilance-sq4_64_adjacent-nocaptures");
     let g = cfg.start().unwrap();
     assert_eq!(g.board().num_cells(), 64);

@@ -18,7 +18,9 @@
 use engine::bitset::CellSet;
 use engine::board::Cell;
 use engine::testing::check_position;
-use engine::vigilance::{Connectivity, Vigilance, VigilanceBoard, VigilanceOptions, VigilancePosition};
+use engine::vigilance::{
+    Connectivity, Vigilance, VigilanceBoard, VigilanceOptions, VigilancePosition,
+};
 use engine::{Action, EndReason, Game, Player};
 
 const SQ3: VigilanceBoard = VigilanceBoard::Sq3Orthogonal;
@@ -50,7 +52,10 @@ fn game(board: VigilanceBoard, captures: bool, pos: &VigilancePosition) -> Vigil
 }
 
 fn set(g: &Vigilance, names: &str) -> CellSet {
-    names.split_whitespace().map(|n| g.board().parse_cell(n).unwrap_or_else(|| panic!("{n}")) as usize).collect()
+    names
+        .split_whitespace()
+        .map(|n| g.board().parse_cell(n).unwrap_or_else(|| panic!("{n}")) as usize)
+        .collect()
 }
 
 fn names(g: &Vigilance, s: &CellSet) -> Vec<String> {
@@ -87,7 +92,12 @@ fn play(g: &mut Vigilance, name: &str) {
 fn all_but(board: VigilanceBoard, except: &str) -> String {
     let b = board.board();
     let skip = list(except);
-    b.cells().iter().map(|&c| b.cell_name(c)).filter(|n| !skip.contains(n)).collect::<Vec<_>>().join(" ")
+    b.cells()
+        .iter()
+        .map(|&c| b.cell_name(c))
+        .filter(|n| !skip.contains(n))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[test]
@@ -97,12 +107,20 @@ fn board_names_and_cell_counts() {
         assert_eq!(g.board().num_cells(), b.num_cells(), "{b}");
         assert!(b.name().contains(&format!("({})", b.num_cells())));
     }
-    let o: VigilanceOptions = serde_json::from_str(r#"{"board": "hex_m_72", "captures": "off"}"#).unwrap();
+    let o: VigilanceOptions =
+        serde_json::from_str(r#"{"board": "hex_m_72", "captures": "off"}"#).unwrap();
     assert_eq!((o.board, o.captures), (VigilanceBoard::HexM, false));
     let o: VigilanceOptions = serde_json::from_str(r#"{"board": "SQ-4 (64) Adjacent"}"#).unwrap();
-    assert_eq!((o.board, o.captures, o.connectivity), (VigilanceBoard::Sq4Adjacent, true, Connectivity::Ludii));
+    assert_eq!(
+        (o.board, o.captures, o.connectivity),
+        (VigilanceBoard::Sq4Adjacent, true, Connectivity::Ludii)
+    );
     assert!(serde_json::from_str::<VigilanceOptions>(r#"{"board": "Hex Q (72)"}"#).is_err());
-    assert_eq!(VigilanceOptions::default().board, VigilanceBoard::HexM, "default board");
+    assert_eq!(
+        VigilanceOptions::default().board,
+        VigilanceBoard::HexM,
+        "default board"
+    );
 }
 
 /// "A cell is seen by a player when it is empty and lies on a ray from one of that player's
@@ -113,8 +131,14 @@ fn line_of_sight_is_stopped_by_holes_edges_and_stones() {
     // East of b4 is the hole c4: d4, e4, ... are not seen. North ends at the edge after b6.
     assert_eq!(names(&g, &g.seen(Player::Black)), list("b3 a4 b5 b6"));
     let libs = g.placement_liberties(Player::White);
-    assert!(libs.contains(set(&g, "d4").first().unwrap()), "behind the hole: a liberty of White");
-    assert!(!libs.contains(set(&g, "a4").first().unwrap()), "seen by Black: not a liberty of White");
+    assert!(
+        libs.contains(set(&g, "d4").first().unwrap()),
+        "behind the hole: a liberty of White"
+    );
+    assert!(
+        !libs.contains(set(&g, "a4").first().unwrap()),
+        "seen by Black: not a liberty of White"
+    );
 
     // A stone ends the ray too (and is not itself "seen": only empty cells are).
     let g = game(SQ3, true, &position(Player::Black, "d2", "d4", [0, 0]));
@@ -132,7 +156,11 @@ fn a_slide_is_compulsory_and_goes_through_empty_cells() {
     play(&mut h, "d2");
     assert_eq!(h.to_move(), Player::Black);
     assert_eq!(h.slide_from(), Some(g.board().parse_cell("d2").unwrap()));
-    assert_eq!(names(&h, &legal_cells(&h)), list("c2 e2 d3"), "stopped by d4, f2 and the edge");
+    assert_eq!(
+        names(&h, &legal_cells(&h)),
+        list("c2 e2 d3"),
+        "stopped by d4, f2 and the edge"
+    );
 }
 
 /// "Then, with captures on, every enemy chain that is now dead is removed and its stones are
@@ -144,9 +172,21 @@ fn a_chain_dies_when_every_adjacent_empty_cell_is_seen() {
     let mut g = game(SQ3, true, &pos);
     play(&mut g, "e5");
     play(&mut g, "b5"); // b5 sees b4 and b3: the chain a3-a4 has no other empty neighbour.
-    assert_eq!(names(&g, &g.stones(Player::White)), list("g3"), "a3 and a4 captured, g3 lives");
-    assert_eq!(g.hand(Player::White), 2, "captured stones go back to their owner's hand");
-    assert_eq!(g.hand(Player::Black), 1, "the mover's hand grows by one after the slide");
+    assert_eq!(
+        names(&g, &g.stones(Player::White)),
+        list("g3"),
+        "a3 and a4 captured, g3 lives"
+    );
+    assert_eq!(
+        g.hand(Player::White),
+        2,
+        "captured stones go back to their owner's hand"
+    );
+    assert_eq!(
+        g.hand(Player::Black),
+        1,
+        "the mover's hand grows by one after the slide"
+    );
     assert!(g.placing() && g.to_move() == Player::Black);
     assert!(g.outcome().is_none());
 }
@@ -166,7 +206,11 @@ fn captures_off_removes_nothing() {
 /// each": captured stones come back the next turn, after the owner's own slide.
 #[test]
 fn captured_stones_are_placed_on_the_next_turn() {
-    let mut g = game(SQ3, true, &position(Player::Black, "e5", "a3 a4 g3", [0, 0]));
+    let mut g = game(
+        SQ3,
+        true,
+        &position(Player::Black, "e5", "a3 a4 g3", [0, 0]),
+    );
     play(&mut g, "e5");
     play(&mut g, "b5");
     // Black places its one stone on a4, a liberty again now that the chain is gone.
@@ -183,14 +227,22 @@ fn captured_stones_are_placed_on_the_next_turn() {
     for left in (0..3).rev() {
         assert_eq!(g.to_move(), Player::White);
         let choices = legal_cells(&g);
-        assert_eq!(choices, g.placement_liberties(Player::White), "placements go on liberties");
+        assert_eq!(
+            choices,
+            g.placement_liberties(Player::White),
+            "placements go on liberties"
+        );
         assert!(choices.iter().all(|c| libs.contains(c)));
         let c = choices.first().unwrap();
         g.apply(Action::Cell(c as Cell));
         check_position(&g);
         assert_eq!(g.hand(Player::White), left);
     }
-    assert_eq!(g.to_move(), Player::Black, "the turn ends when the hand is empty");
+    assert_eq!(
+        g.to_move(),
+        Player::Black,
+        "the turn ends when the hand is empty"
+    );
     assert_eq!(g.stones(Player::White).len(), 4);
 }
 
@@ -207,8 +259,15 @@ fn a_turn_without_a_slide_places_the_hand_and_captures_nothing() {
     assert_eq!(g.to_move(), Player::White);
     play(&mut g, "f1");
     let seen = g.seen(Player::White);
-    assert!(set(&g, "d2 f2 e1").iter().all(|c| seen.contains(c)), "e2 would be dead");
-    assert_eq!(names(&g, &g.stones(Player::Black)), list("e2"), "placements never capture");
+    assert!(
+        set(&g, "d2 f2 e1").iter().all(|c| seen.contains(c)),
+        "e2 would be dead"
+    );
+    assert_eq!(
+        names(&g, &g.stones(Player::Black)),
+        list("e2"),
+        "placements never capture"
+    );
     assert_eq!([g.hand(Player::Black), g.hand(Player::White)], [0, 0]);
     assert_eq!(g.to_move(), Player::Black);
 
@@ -232,7 +291,10 @@ fn a_player_with_stones_to_place_and_no_liberty_loses() {
     let g = game(SQ3, true, &position(Player::Black, "", &white, [1, 0]));
     assert!(legal(&g).is_empty());
     let o = g.outcome().expect("the game is over");
-    assert_eq!((o.winner, o.reason), (Some(Player::White), EndReason::NoLegalAction));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::White), EndReason::NoLegalAction)
+    );
     // Even with an empty hand: a turn without a slide places max(hand, 1) stones.
     let g = game(SQ3, true, &position(Player::Black, "", &white, [0, 0]));
     assert_eq!(g.outcome().map(|o| o.winner), Some(Some(Player::White)));
@@ -246,7 +308,10 @@ fn a_player_with_stones_to_place_and_no_liberty_loses() {
     play(&mut g, "e2");
     assert_eq!(g.to_move(), Player::Black);
     let o = g.outcome().expect("Black cannot place");
-    assert_eq!((o.winner, o.reason), (Some(Player::White), EndReason::NoLegalAction));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::White), EndReason::NoLegalAction)
+    );
 }
 
 /// The blocked-space rule: after an action by M (from the sixth action on), M wins when
@@ -264,7 +329,10 @@ fn the_blocked_space_rule_counts_hands() {
     let mut g = placing([0, 1]);
     play(&mut g, "f2");
     let o = g.outcome().expect("blocked space");
-    assert_eq!((o.winner, o.reason), (Some(Player::White), EndReason::BlockedSpace));
+    assert_eq!(
+        (o.winner, o.reason),
+        (Some(Player::White), EndReason::BlockedSpace)
+    );
 
     // With 16 stones still to place after f2: 31 > 2 (31 - 16) = 30, the game goes on ...
     let mut g = placing([0, 17]);
@@ -274,7 +342,10 @@ fn the_blocked_space_rule_counts_hands() {
     // ... and the next placement (E = 30, H_M = 15) ends it, in the middle of White's turn.
     let c = legal_cells(&g).first().unwrap();
     g.apply(Action::Cell(c as Cell));
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((Some(Player::White), EndReason::BlockedSpace)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((Some(Player::White), EndReason::BlockedSpace))
+    );
 
     // Black's hand counts too: with 2 Black stones waiting, 31 - 2 <= 30 at once.
     let mut g = placing([2, 17]);
@@ -316,7 +387,9 @@ fn the_pie_offer_and_the_swap() {
     play(&mut g, "d8");
     assert_eq!(g.to_move(), Player::Black);
     // The white stone may go anywhere empty, even where Black sees.
-    assert!(g.seen(Player::Black).contains(set(&g, "c7").first().unwrap()));
+    assert!(g
+        .seen(Player::Black)
+        .contains(set(&g, "c7").first().unwrap()));
     assert_eq!(legal(&g).len(), 34);
     play(&mut g, "c7");
     assert_eq!(names(&g, &g.stones(Player::Black)), list("c8 d8"));
@@ -324,16 +397,31 @@ fn the_pie_offer_and_the_swap() {
     assert_eq!(g.to_move(), Player::White);
     let l = legal(&g);
     assert_eq!(l[0], Action::Swap);
-    assert!(l[1..].iter().all(|&a| a == cell(&g, "c7")), "otherwise an ordinary turn: slide c7");
+    assert!(
+        l[1..].iter().all(|&a| a == cell(&g, "c7")),
+        "otherwise an ordinary turn: slide c7"
+    );
 
     let mut s = g.clone();
     s.try_apply(Action::Swap).unwrap();
     check_position(&s);
     assert!(s.swapped());
-    assert_eq!(names(&s, &s.stones(Player::Black)), list("c7"), "every stone changed colour");
+    assert_eq!(
+        names(&s, &s.stones(Player::Black)),
+        list("c7"),
+        "every stone changed colour"
+    );
     assert_eq!(names(&s, &s.stones(Player::White)), list("c8 d8"));
-    assert_eq!(s.to_move(), Player::Black, "Black, now holding one stone, plays next");
-    assert_eq!(legal(&s), vec![cell(&s, "c7")], "an ordinary turn: Black slides its stone");
+    assert_eq!(
+        s.to_move(),
+        Player::Black,
+        "Black, now holding one stone, plays next"
+    );
+    assert_eq!(
+        legal(&s),
+        vec![cell(&s, "c7")],
+        "an ordinary turn: Black slides its stone"
+    );
     assert!(!s.is_legal(Action::Swap));
 
     // Without the swap, White's ordinary turn: slide, then place one stone.
@@ -358,14 +446,22 @@ fn diagonal_chains_on_orthogonal_boards() {
     let mut g = game(SQ3, true, &pos);
     play(&mut g, "d3");
     play(&mut g, "b3");
-    assert_eq!(names(&g, &g.stones(Player::White)), list("a4 b5"), "Ludii: a4-b5 is one living chain");
+    assert_eq!(
+        names(&g, &g.stones(Player::White)),
+        list("a4 b5"),
+        "Ludii: a4-b5 is one living chain"
+    );
 
     let mut opts = VigilanceOptions::new(SQ3, true);
     opts.connectivity = Connectivity::Directions;
     let mut g = Vigilance::from_position(opts, &pos).unwrap();
     play(&mut g, "d3");
     play(&mut g, "b3");
-    assert_eq!(names(&g, &g.stones(Player::White)), list("b5"), "directions only: a4 alone is dead");
+    assert_eq!(
+        names(&g, &g.stones(Player::White)),
+        list("b5"),
+        "directions only: a4 alone is dead"
+    );
     assert_eq!(g.hand(Player::White), 1);
 }
 
@@ -383,14 +479,21 @@ fn the_turn_cap_is_a_draw() {
         n += 1;
     }
     assert_eq!(g.turns(), 2, "the pie offer and White's turn");
-    assert_eq!(g.outcome().map(|o| (o.winner, o.reason)), Some((None, EndReason::TurnCap)));
+    assert_eq!(
+        g.outcome().map(|o| (o.winner, o.reason)),
+        Some((None, EndReason::TurnCap))
+    );
     assert!(n >= 5);
 }
 
 /// Positions round-trip through their description, mid-turn stages included.
 #[test]
 fn positions_round_trip() {
-    let mut g = game(SQ3, true, &position(Player::Black, "e5", "a3 a4 g3", [0, 0]));
+    let mut g = game(
+        SQ3,
+        true,
+        &position(Player::Black, "e5", "a3 a4 g3", [0, 0]),
+    );
     for step in ["e5", "b5", "a4"] {
         let back = Vigilance::from_position(g.options().clone(), &g.position()).unwrap();
         assert_eq!(back.hash(), g.hash(), "after {step}");

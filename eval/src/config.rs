@@ -60,14 +60,22 @@ impl Default for EvalConfig {
 impl EvalConfig {
     /// The `[eval]` table of a whole config file (defaults where it is absent).
     pub fn from_table(table: &toml::Table) -> Result<EvalConfig, String> {
-        let section = table.get("eval").cloned().unwrap_or(toml::Value::Table(Default::default()));
+        let section = table
+            .get("eval")
+            .cloned()
+            .unwrap_or(toml::Value::Table(Default::default()));
         let cfg: EvalConfig = section.try_into().map_err(|e| format!("[eval]: {e}"))?;
         cfg.validate()?;
         Ok(cfg)
     }
 
     pub fn sprt(&self) -> Sprt {
-        Sprt { elo0: self.elo0, elo1: self.elo1, alpha: self.alpha, beta: self.beta }
+        Sprt {
+            elo0: self.elo0,
+            elo1: self.elo1,
+            alpha: self.alpha,
+            beta: self.beta,
+        }
     }
 
     /// Check every field; the error names the field.
@@ -85,16 +93,25 @@ impl EvalConfig {
             return Err("eval.gate_batch must be an even number of at least 2 (openings are played in pairs)".into());
         }
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(format!("eval.alpha must be between 0 and 0.5, got {}", self.alpha));
+            return Err(format!(
+                "eval.alpha must be between 0 and 0.5, got {}",
+                self.alpha
+            ));
         }
         if !(self.beta > 0.0 && self.beta < 0.5) {
-            return Err(format!("eval.beta must be between 0 and 0.5, got {}", self.beta));
+            return Err(format!(
+                "eval.beta must be between 0 and 0.5, got {}",
+                self.beta
+            ));
         }
         // alpha and beta are checked above in a form that NaN and infinity fail too.
         check_float("eval.elo0", self.elo0, FloatRange::Any)?;
         check_float("eval.elo1", self.elo1, FloatRange::Any)?;
         if !(self.elo1 > self.elo0) {
-            return Err(format!("eval.elo1 ({}) must be greater than eval.elo0 ({})", self.elo1, self.elo0));
+            return Err(format!(
+                "eval.elo1 ({}) must be greater than eval.elo0 ({})",
+                self.elo1, self.elo0
+            ));
         }
         if self.opening_plies > 64 {
             return Err("eval.opening_plies must be at most 64".into());
@@ -104,9 +121,9 @@ impl EvalConfig {
         }
         for b in &self.rating_baselines {
             match PlayerSpec::parse(b) {
-                Ok(PlayerSpec::Checkpoint { .. }) => {
-                    return Err(format!("eval.rating_baselines: `{b}` is not a baseline (expected random or mcts:N)"))
-                }
+                Ok(PlayerSpec::Checkpoint { .. }) => return Err(format!(
+                    "eval.rating_baselines: `{b}` is not a baseline (expected random or mcts:N)"
+                )),
                 Ok(_) => {}
                 Err(e) => return Err(format!("eval.rating_baselines: {e}")),
             }

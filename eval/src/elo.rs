@@ -51,7 +51,11 @@ pub struct Wdl {
 
 impl Wdl {
     pub fn new(wins: u64, draws: u64, losses: u64) -> Wdl {
-        Wdl { wins, draws, losses }
+        Wdl {
+            wins,
+            draws,
+            losses,
+        }
     }
     pub fn games(&self) -> u64 {
         self.wins + self.draws + self.losses
@@ -71,7 +75,11 @@ impl Wdl {
     }
     /// The same result seen by the opponent.
     pub fn flipped(&self) -> Wdl {
-        Wdl { wins: self.losses, draws: self.draws, losses: self.wins }
+        Wdl {
+            wins: self.losses,
+            draws: self.draws,
+            losses: self.wins,
+        }
     }
     /// Per-game variance of the score (trinomial).
     pub fn variance(&self) -> f64 {
@@ -80,7 +88,10 @@ impl Wdl {
             return 0.0;
         }
         let s = self.score();
-        (self.wins as f64 * (1.0 - s).powi(2) + self.draws as f64 * (0.5 - s).powi(2) + self.losses as f64 * s * s) / n as f64
+        (self.wins as f64 * (1.0 - s).powi(2)
+            + self.draws as f64 * (0.5 - s).powi(2)
+            + self.losses as f64 * s * s)
+            / n as f64
     }
     pub fn add(&mut self, other: Wdl) {
         self.wins += other.wins;
@@ -113,7 +124,14 @@ impl EloEstimate {
 pub fn elo_estimate(wdl: Wdl) -> EloEstimate {
     let n = wdl.games();
     if n == 0 {
-        return EloEstimate { elo: 0.0, lo: -ELO_CAP, hi: ELO_CAP, score: 0.5, games: 0, clamped: true };
+        return EloEstimate {
+            elo: 0.0,
+            lo: -ELO_CAP,
+            hi: ELO_CAP,
+            score: 0.5,
+            games: 0,
+            clamped: true,
+        };
     }
     let s = wdl.score();
     let edge = 0.5 / n as f64;
@@ -123,7 +141,14 @@ pub fn elo_estimate(wdl: Wdl) -> EloEstimate {
     let lo = end_elo(lo_score);
     let hi = end_elo(hi_score);
     let clamped = inside != s || lo <= -ELO_CAP || hi >= ELO_CAP;
-    EloEstimate { elo, lo, hi, score: s, games: n, clamped }
+    EloEstimate {
+        elo,
+        lo,
+        hi,
+        score: s,
+        games: n,
+        clamped,
+    }
 }
 
 /// The 95% interval of the score per game (at least one game): the trinomial normal interval,
@@ -208,7 +233,10 @@ mod tests {
         }
         // 4-0: Wilson's lower end n/(n + z²) = 0.5101, +7.0 Elo; the upper end is unbounded.
         let e = elo_estimate(Wdl::new(4, 0, 0));
-        assert!((e.lo - 7.0).abs() < 0.1 && e.hi == ELO_CAP && e.clamped, "{e:?}");
+        assert!(
+            (e.lo - 7.0).abs() < 0.1 && e.hi == ELO_CAP && e.clamped,
+            "{e:?}"
+        );
         assert_eq!(format_elo_end(e.hi), "+inf");
         assert_eq!(format_elo_end(e.lo), "+7");
         // 0-4 is its mirror image.
@@ -217,9 +245,15 @@ mod tests {
         assert_eq!(format_elo_end(m.lo), "-inf");
         // One draw: score interval 0.5 ± 0.4454, about ±495 Elo.
         let d = elo_estimate(Wdl::new(0, 1, 0));
-        assert!((d.hi - 495.0).abs() < 1.0 && (d.lo + d.hi).abs() < 1e-9, "{d:?}");
+        assert!(
+            (d.hi - 495.0).abs() < 1.0 && (d.lo + d.hi).abs() < 1e-9,
+            "{d:?}"
+        );
         // One win: the estimate is clamped to half a game (0), the lower end is 1/(1 + z²).
         let w = elo_estimate(Wdl::new(1, 0, 0));
-        assert!(w.elo == 0.0 && (w.lo + 233.8).abs() < 0.1 && w.hi == ELO_CAP, "{w:?}");
+        assert!(
+            w.elo == 0.0 && (w.lo + 233.8).abs() < 0.1 && w.hi == ELO_CAP,
+            "{w:?}"
+        );
     }
 }

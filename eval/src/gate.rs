@@ -49,15 +49,30 @@ pub fn gate(
         seed,
         progress,
     };
-    let bar = progress_bar(cfg.max_games as u64, progress, &format!("gate {} vs {}", candidate.info.name, best.info.name));
+    let bar = progress_bar(
+        cfg.max_games as u64,
+        progress,
+        &format!("gate {} vs {}", candidate.info.name, best.info.name),
+    );
     let mut results = Vec::new();
     let mut status;
     loop {
         let count = cfg.gate_batch.min(cfg.max_games - results.len());
-        let batch = play_games(game, candidate, best, results.len(), count, &opts, Some(&bar))?;
+        let batch = play_games(
+            game,
+            candidate,
+            best,
+            results.len(),
+            count,
+            &opts,
+            Some(&bar),
+        )?;
         results.extend(batch);
         status = sprt.status(crate::matches::tally(&results));
-        bar.set_message(format!("gate {} vs {} LLR {:.2} [{:.2}, {:.2}]", candidate.info.name, best.info.name, status.llr, status.lower, status.upper));
+        bar.set_message(format!(
+            "gate {} vs {} LLR {:.2} [{:.2}, {:.2}]",
+            candidate.info.name, best.info.name, status.llr, status.lower, status.upper
+        ));
         if status.decision != Decision::Continue || results.len() >= cfg.max_games {
             break;
         }
@@ -71,12 +86,25 @@ pub fn gate(
     if let Some(p) = &out.games_file {
         write_games(p, &results)?;
     }
-    let mut summary = summarize("gate", game, candidate, best, &results, &opts, out.games_file.as_deref());
+    let mut summary = summarize(
+        "gate",
+        game,
+        candidate,
+        best,
+        &results,
+        &opts,
+        out.games_file.as_deref(),
+    );
     summary.sprt = Some(sprt);
     summary.sprt_status = Some(status);
     summary.promoted = Some(promoted);
     if let Some(p) = &out.summary_file {
         append_summary(p, &summary)?;
     }
-    Ok(GateResult { promoted, decided_by: decided_by.into(), status, summary })
+    Ok(GateResult {
+        promoted,
+        decided_by: decided_by.into(),
+        status,
+        summary,
+    })
 }

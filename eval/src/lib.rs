@@ -34,7 +34,11 @@ pub enum EvalError {
     #[error("{path}: {msg}")]
     Io { path: String, msg: String },
     #[error("{path}, line {line}: {msg}")]
-    Parse { path: String, line: usize, msg: String },
+    Parse {
+        path: String,
+        line: usize,
+        msg: String,
+    },
     #[error("{0}")]
     Config(String),
     #[error(transparent)]

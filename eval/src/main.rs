@@ -3,14 +3,17 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
-use selfplay::rundir::RunDir;
 use eval::ratings::{format_table, update_ratings, RatingOptions};
 use eval::{EvalConfig, MatchOptions, MatchOutput};
 use selfplay::config::RunConfig;
+use selfplay::rundir::RunDir;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
-#[command(name = "eval", about = "Matches, Elo ratings and SPRT gating for Lifeline Zero")]
+#[command(
+    name = "eval",
+    about = "Matches, Elo ratings and SPRT gating for Lifeline Zero"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,15 +81,19 @@ enum Command {
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
     let rc = RunConfig::load(path).map_err(anyhow::Error::msg)?;
-    let ec = EvalConfig::from_table(&rc.table).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let ec = EvalConfig::from_table(&rc.table)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok((rc, ec))
 }
 
 /// Refuse to add results of another game to a run (its ratings would mix games).
 fn check_run_game(run: &Path, rc: &RunConfig, config: &Path) -> Result<()> {
     let frozen = RunDir::new(run).config();
-    let Ok(text) = std::fs::read_to_string(&frozen) else { return Ok(()) };
-    let theirs = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", frozen.display()))?;
+    let Ok(text) = std::fs::read_to_string(&frozen) else {
+        return Ok(());
+    };
+    let theirs =
+        RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", frozen.display()))?;
     if theirs.game != rc.game {
         bail!(
             "{} is a run of {} ({}), and {} is {}: its results would mix two games in one rating table",
@@ -102,21 +109,37 @@ fn check_run_game(run: &Path, rc: &RunConfig, config: &Path) -> Result<()> {
 
 fn refresh_ratings(run: &Path) {
     match update_ratings(run, RatingOptions::default()) {
-        Ok(_) => println!("ratings updated: {}", run.join("eval").join("ratings.json").display()),
+        Ok(_) => println!(
+            "ratings updated: {}",
+            run.join("eval").join("ratings.json").display()
+        ),
         Err(e) => eprintln!("warning: ratings not updated: {e}"),
     }
 }
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Command::Match { a, b, games, config, run, out, seed, opening_plies, games_in_flight, device } => {
+        Command::Match {
+            a,
+            b,
+            games,
+            config,
+            run,
+            out,
+            seed,
+            opening_plies,
+            games_in_flight,
+            device,
+        } => {
             let (rc, ec) = load_config(&config)?;
             if let Some(r) = &run {
                 check_run_game(r, &rc, &config)?;
             }
             let dev = selfplay::model::parse_device(&device)?;
-            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &dev).context("player A")?;
-            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &dev).context("player B")?;
+            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &dev)
+                .context("player A")?;
+            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &dev)
+                .context("player B")?;
             if games == 0 {
                 bail!("--games must be at least 1");
             }
@@ -141,7 +164,10 @@ fn main() -> Result<()> {
                 println!("games: {}", p.display());
             }
             if let Some(r) = &run {
-                println!("summary appended to {}", eval::results::matches_file(r).display());
+                println!(
+                    "summary appended to {}",
+                    eval::results::matches_file(r).display()
+                );
                 refresh_ratings(r);
             }
         }
@@ -149,24 +175,52 @@ fn main() -> Result<()> {
             if !(prior_draws >= 0.0) {
                 bail!("--prior-draws must not be negative");
             }
-            let t = update_ratings(&run, RatingOptions { prior_draws, ..Default::default() })?;
+            let t = update_ratings(
+                &run,
+                RatingOptions {
+                    prior_draws,
+                    ..Default::default()
+                },
+            )?;
             print!("{}", format_table(&t));
-            println!("written: {} and {}", run.join("eval/ratings.json").display(), run.join("eval/ratings.svg").display());
+            println!(
+                "written: {} and {}",
+                run.join("eval/ratings.json").display(),
+                run.join("eval/ratings.svg").display()
+            );
         }
-        Command::Gate { config, run, candidate, best, seed, device, promote } => {
+        Command::Gate {
+            config,
+            run,
+            candidate,
+            best,
+            seed,
+            device,
+            promote,
+        } => {
             let (rc, ec) = load_config(&config)?;
             check_run_game(&run, &rc, &config)?;
             let rundir = RunDir::new(&run);
             // Only one process may move a run's best pointer at a time.
-            let _gate_lock = if promote { Some(rundir.lock("gate")?) } else { None };
-            if let (true, PlayerSpec::Checkpoint { path, .. }) = (promote, PlayerSpec::parse(&candidate)?) {
+            let _gate_lock = if promote {
+                Some(rundir.lock("gate")?)
+            } else {
+                None
+            };
+            if let (true, PlayerSpec::Checkpoint { path, .. }) =
+                (promote, PlayerSpec::parse(&candidate)?)
+            {
                 // Refused before the games: a promotion could not be written anyway.
-                rundir.owned_checkpoint(&resolve_checkpoint(&path)?).context("--promote")?;
+                rundir
+                    .owned_checkpoint(&resolve_checkpoint(&path)?)
+                    .context("--promote")?;
             }
             let dev = selfplay::model::parse_device(&device)?;
             let visits = ec.gate_visits.unwrap_or(rc.search.visits);
-            let best = best.unwrap_or_else(|| run.join("models").join("best").display().to_string());
-            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &dev).context("candidate")?;
+            let best =
+                best.unwrap_or_else(|| run.join("models").join("best").display().to_string());
+            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &dev)
+                .context("candidate")?;
             let pb = Contestant::load(&best, &rc.game, &rc.search, visits, &dev).context("best")?;
             let out = MatchOutput::in_run(&run, &pc, &pb, "gate-");
             let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, true, &out)?;
@@ -175,13 +229,24 @@ fn main() -> Result<()> {
                 "SPRT elo0 {} elo1 {} alpha {} beta {}: LLR {:.3} in [{:.3}, {:.3}] -> {:?} (decided by {})",
                 ec.elo0, ec.elo1, ec.alpha, ec.beta, g.status.llr, g.status.lower, g.status.upper, g.status.decision, g.decided_by
             );
-            println!("{}", if g.promoted { "candidate PROMOTED" } else { "candidate rejected" });
+            println!(
+                "{}",
+                if g.promoted {
+                    "candidate PROMOTED"
+                } else {
+                    "candidate rejected"
+                }
+            );
             if g.promoted && promote {
                 match PlayerSpec::parse(&candidate)? {
                     PlayerSpec::Checkpoint { path, .. } => {
                         let dir = resolve_checkpoint(&path)?;
                         rundir.set_best(&dir)?;
-                        println!("{} now points at {}", rundir.best_pointer().display(), dir.display());
+                        println!(
+                            "{} now points at {}",
+                            rundir.best_pointer().display(),
+                            dir.display()
+                        );
                     }
                     _ => println!("the candidate is not a checkpoint: no best pointer written"),
                 }

@@ -22,8 +22,8 @@ use engine::{Action, AnyGame, Game, GameConfig, Player};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use selfplay::model::NetEvaluator;
 use selfplay::driver::LeafBatch;
+use selfplay::model::NetEvaluator;
 use selfplay::search::{Evaluation, Evaluator, Search};
 use std::path::{Path, PathBuf};
 
@@ -42,7 +42,13 @@ pub struct MatchOptions {
 
 impl Default for MatchOptions {
     fn default() -> Self {
-        MatchOptions { games: 20, opening_plies: 2, games_in_flight: 16, seed: 1, progress: false }
+        MatchOptions {
+            games: 20,
+            opening_plies: 2,
+            games_in_flight: 16,
+            seed: 1,
+            progress: false,
+        }
     }
 }
 
@@ -58,9 +64,27 @@ pub struct MatchOutput {
 impl MatchOutput {
     /// `RUN/eval/games-A-vs-B-TIME.jsonl` and `RUN/eval/matches.jsonl`.
     pub fn in_run(run: &Path, a: &Contestant, b: &Contestant, tag: &str) -> MatchOutput {
-        let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>();
-        let name = format!("games-{tag}{}-vs-{}-{}.jsonl", clean(&a.info.name), clean(&b.info.name), now_secs());
-        MatchOutput { games_file: Some(run.join("eval").join(name)), summary_file: Some(crate::results::matches_file(run)) }
+        let clean = |s: &str| {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        };
+        let name = format!(
+            "games-{tag}{}-vs-{}-{}.jsonl",
+            clean(&a.info.name),
+            clean(&b.info.name),
+            now_secs()
+        );
+        MatchOutput {
+            games_file: Some(run.join("eval").join(name)),
+            summary_file: Some(crate::results::matches_file(run)),
+        }
     }
 }
 
@@ -126,7 +150,12 @@ enum SideEval<'a> {
 }
 
 impl Evaluator<AnyGame> for SideEval<'_> {
-    fn evaluate(&mut self, positions: &[AnyGame], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+    fn evaluate(
+        &mut self,
+        positions: &[AnyGame],
+        legal: &[Vec<Action>],
+        out: &mut Vec<Evaluation>,
+    ) {
         match self {
             SideEval::None => unreachable!("the random player never searches"),
             SideEval::Rollout(e) => e.evaluate(positions, legal, out),
@@ -214,10 +243,33 @@ struct Table<'a> {
 }
 
 impl<'a> Table<'a> {
-    fn new(game: &'a GameConfig, players: [&'a Contestant; 2], first: usize, count: usize, opts: &'a MatchOptions) -> Result<Self, EvalError> {
-        let start = game.start().map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
-        let evals = [side_eval(players[0], opts.seed ^ 0xA11CE ^ first as u64), side_eval(players[1], opts.seed ^ 0xB0B ^ first as u64)];
-        Ok(Table { game, start, players, opts, evals, slots: Vec::new(), next: first, end: first + count, results: Vec::new(), batch: LeafBatch::new(), legal: Vec::new() })
+    fn new(
+        game: &'a GameConfig,
+        players: [&'a Contestant; 2],
+        first: usize,
+        count: usize,
+        opts: &'a MatchOptions,
+    ) -> Result<Self, EvalError> {
+        let start = game
+            .start()
+            .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
+        let evals = [
+            side_eval(players[0], opts.seed ^ 0xA11CE ^ first as u64),
+            side_eval(players[1], opts.seed ^ 0xB0B ^ first as u64),
+        ];
+        Ok(Table {
+            game,
+            start,
+            players,
+            opts,
+            evals,
+            slots: Vec::new(),
+            next: first,
+            end: first + count,
+            results: Vec::new(),
+            batch: LeafBatch::new(),
+            legal: Vec::new(),
+        })
     }
 
     /// Fill the free places with the next games: game `i` starts after the opening of its
@@ -225,15 +277,32 @@ impl<'a> Table<'a> {
     fn start_games(&mut self) {
         while self.next < self.end && self.slots.len() < self.opts.games_in_flight.max(1) {
             let i = self.next;
-            let open = opening(&self.start, self.opts.opening_plies, self.opts.seed, (i / 2) as u64);
+            let open = opening(
+                &self.start,
+                self.opts.opening_plies,
+                self.opts.seed,
+                (i / 2) as u64,
+            );
             let mut game = self.start.clone();
             for &x in &open {
                 game.apply(x);
             }
             let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed);
             rng.set_stream(1 << 40 | i as u64);
-            let a_colour = if i % 2 == 0 { Player::Black } else { Player::White };
-            self.slots.push(Slot { index: i, a_colour, game, opening_len: open.len(), actions: open, searches: [None, None], rng });
+            let a_colour = if i % 2 == 0 {
+                Player::Black
+            } else {
+                Player::White
+            };
+            self.slots.push(Slot {
+                index: i,
+                a_colour,
+                game,
+                opening_len: open.len(),
+                actions: open,
+                searches: [None, None],
+                rng,
+            });
             self.next += 1;
         }
     }
@@ -255,7 +324,13 @@ impl<'a> Table<'a> {
             }
             if slot.game.outcome().is_some() {
                 let slot = self.slots.swap_remove(k);
-                self.results.push(finish(self.game, &self.start, slot, self.players[0], self.players[1]));
+                self.results.push(finish(
+                    self.game,
+                    &self.start,
+                    slot,
+                    self.players[0],
+                    self.players[1],
+                ));
                 if let Some(p) = progress {
                     p.inc(1);
                 }
@@ -268,15 +343,26 @@ impl<'a> Table<'a> {
     /// One search round of `side` over every game where it is to move (one evaluator call),
     /// then its move in every game whose search is complete.
     fn search_round(&mut self, side: usize) -> Result<(), EvalError> {
-        let Some(cfg) = self.players[side].search_config() else { return Ok(()) };
+        let Some(cfg) = self.players[side].search_config() else {
+            return Ok(());
+        };
         let to_move = |slot: &Slot| slot.game.outcome().is_none() && slot.side_to_move() == side;
         let searches = self.slots.iter_mut().filter(|s| to_move(s)).map(|slot| {
             let root = &slot.game;
-            let search = slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root.clone()));
-            let want = cfg.visits.saturating_sub(search.root_visits()).clamp(1, cfg.batch as u32);
+            let search =
+                slot.searches[side].get_or_insert_with(|| Search::new(cfg.clone(), root.clone()));
+            let want = cfg
+                .visits
+                .saturating_sub(search.root_visits())
+                .clamp(1, cfg.batch as u32);
             (search, want as usize)
         });
-        self.batch.round(searches, &mut self.evals[side]).map_err(|source| EvalError::Search { player: self.players[side].info.name.clone(), source })?;
+        self.batch
+            .round(searches, &mut self.evals[side])
+            .map_err(|source| EvalError::Search {
+                player: self.players[side].info.name.clone(),
+                source,
+            })?;
         for slot in self.slots.iter_mut().filter(|s| to_move(s)) {
             let search = slot.searches[side].as_ref().expect("searched above");
             if search.root_visits() >= cfg.visits {
@@ -288,7 +374,13 @@ impl<'a> Table<'a> {
     }
 }
 
-fn finish(config: &GameConfig, start: &AnyGame, slot: Slot, a: &Contestant, b: &Contestant) -> GameResult {
+fn finish(
+    config: &GameConfig,
+    start: &AnyGame,
+    slot: Slot,
+    a: &Contestant,
+    b: &Contestant,
+) -> GameResult {
     let outcome = slot.game.outcome().expect("finished game");
     let score_a = match outcome.winner {
         None => 0.5,
@@ -296,7 +388,11 @@ fn finish(config: &GameConfig, start: &AnyGame, slot: Slot, a: &Contestant, b: &
         Some(_) => 0.0,
     };
     let mut record = GameRecord::new(config.clone(), start, &slot.actions, &slot.game);
-    let (black, white) = if slot.a_colour == Player::Black { (a, b) } else { (b, a) };
+    let (black, white) = if slot.a_colour == Player::Black {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let m = &mut record.meta;
     use serde_json::json;
     m.insert("index".into(), json!(slot.index));
@@ -308,7 +404,12 @@ fn finish(config: &GameConfig, start: &AnyGame, slot: Slot, a: &Contestant, b: &
     m.insert("opening_plies".into(), json!(slot.opening_len));
     m.insert("length".into(), json!(slot.actions.len()));
     m.insert("score_a".into(), json!(score_a));
-    GameResult { index: slot.index, a_colour: slot.a_colour, score_a, record }
+    GameResult {
+        index: slot.index,
+        a_colour: slot.a_colour,
+        score_a,
+        record,
+    }
 }
 
 pub(crate) fn progress_bar(total: u64, show: bool, label: &str) -> ProgressBar {
@@ -316,13 +417,24 @@ pub(crate) fn progress_bar(total: u64, show: bool, label: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let p = ProgressBar::new(total);
-    p.set_style(ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} games [{elapsed_precise}]").unwrap());
+    p.set_style(
+        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} games [{elapsed_precise}]")
+            .unwrap(),
+    );
     p.set_message(label.to_string());
     p
 }
 
 /// A summary from A's point of view.
-pub fn summarize(kind: &str, game: &GameConfig, a: &Contestant, b: &Contestant, results: &[GameResult], opts: &MatchOptions, games_file: Option<&Path>) -> MatchSummary {
+pub fn summarize(
+    kind: &str,
+    game: &GameConfig,
+    a: &Contestant,
+    b: &Contestant,
+    results: &[GameResult],
+    opts: &MatchOptions,
+    games_file: Option<&Path>,
+) -> MatchSummary {
     let wdl = tally(results);
     let e = elo_estimate(wdl);
     MatchSummary {
@@ -351,27 +463,51 @@ pub fn summarize(kind: &str, game: &GameConfig, a: &Contestant, b: &Contestant, 
 /// Write the game records (atomically) of a finished match.
 pub(crate) fn write_games(path: &Path, results: &[GameResult]) -> Result<(), EvalError> {
     let records: Vec<GameRecord> = results.iter().map(|r| r.record.clone()).collect();
-    Ok(selfplay::rundir::write_atomic_with(path, |out| write_records_to(out, &records))?)
+    Ok(selfplay::rundir::write_atomic_with(path, |out| {
+        write_records_to(out, &records)
+    })?)
 }
 
 /// Fail before playing when a match's results could not be written.
 pub fn check_output(out: &MatchOutput) -> Result<(), EvalError> {
-    for dir in [&out.games_file, &out.summary_file].into_iter().flatten().filter_map(|p| p.parent()) {
+    for dir in [&out.games_file, &out.summary_file]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.parent())
+    {
         selfplay::generate::check_writable(dir)?;
     }
     Ok(())
 }
 
 /// Play a whole match, write its games and append its summary where `out` says.
-pub fn run_match(game: &GameConfig, a: &Contestant, b: &Contestant, opts: &MatchOptions, out: &MatchOutput) -> Result<MatchSummary, EvalError> {
+pub fn run_match(
+    game: &GameConfig,
+    a: &Contestant,
+    b: &Contestant,
+    opts: &MatchOptions,
+    out: &MatchOutput,
+) -> Result<MatchSummary, EvalError> {
     check_output(out)?;
-    let bar = progress_bar(opts.games as u64, opts.progress, &format!("{} vs {}", a.info.name, b.info.name));
+    let bar = progress_bar(
+        opts.games as u64,
+        opts.progress,
+        &format!("{} vs {}", a.info.name, b.info.name),
+    );
     let results = play_games(game, a, b, 0, opts.games, opts, Some(&bar))?;
     bar.finish_and_clear();
     if let Some(p) = &out.games_file {
         write_games(p, &results)?;
     }
-    let summary = summarize("match", game, a, b, &results, opts, out.games_file.as_deref());
+    let summary = summarize(
+        "match",
+        game,
+        a,
+        b,
+        &results,
+        opts,
+        out.games_file.as_deref(),
+    );
     if let Some(p) = &out.summary_file {
         append_summary(p, &summary)?;
     }
@@ -420,10 +556,22 @@ pub fn rating_matches(
             progress,
         };
         // A rating match already played (a loop killed after it) is not played again.
-        let done = crate::results::find_summary(&crate::results::matches_file(run), "match", &player.info.name, &baseline.info.name, opts.seed)?;
+        let done = crate::results::find_summary(
+            &crate::results::matches_file(run),
+            "match",
+            &player.info.name,
+            &baseline.info.name,
+            opts.seed,
+        )?;
         match done {
             Some(s) => out.push(s),
-            None => out.push(run_match(game, player, &baseline, &opts, &MatchOutput::in_run(run, player, &baseline, ""))?),
+            None => out.push(run_match(
+                game,
+                player,
+                &baseline,
+                &opts,
+                &MatchOutput::in_run(run, player, &baseline, ""),
+            )?),
         }
     }
     Ok(out)

@@ -31,7 +31,10 @@ pub enum PlayerSpec {
 }
 
 fn bad(spec: &str, why: impl Into<String>) -> EvalError {
-    EvalError::BadSpec { spec: spec.to_string(), why: why.into() }
+    EvalError::BadSpec {
+        spec: spec.to_string(),
+        why: why.into(),
+    }
 }
 
 impl PlayerSpec {
@@ -40,7 +43,10 @@ impl PlayerSpec {
     pub fn parse(spec: &str) -> Result<PlayerSpec, EvalError> {
         let s = spec.trim();
         if s.is_empty() {
-            return Err(bad(spec, "empty player (expected random, mcts:N or a checkpoint directory)"));
+            return Err(bad(
+                spec,
+                "empty player (expected random, mcts:N or a checkpoint directory)",
+            ));
         }
         if s == "random" {
             return Ok(PlayerSpec::Random);
@@ -49,7 +55,10 @@ impl PlayerSpec {
             let n = s.strip_prefix("mcts:").unwrap_or("");
             return match n.parse::<u32>() {
                 Ok(p) if p >= 1 => Ok(PlayerSpec::Mcts { playouts: p }),
-                _ => Err(bad(spec, "expected mcts:N with N a positive number of playouts, e.g. mcts:200")),
+                _ => Err(bad(
+                    spec,
+                    "expected mcts:N with N a positive number of playouts, e.g. mcts:200",
+                )),
             };
         }
         if s.starts_with("random:") {
@@ -78,9 +87,14 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, EvalError> {
 pub enum Brain {
     Random,
     /// Plain MCTS with random rollouts.
-    Mcts { search: SearchConfig },
+    Mcts {
+        search: SearchConfig,
+    },
     /// PUCT with a network (in inference mode).
-    Net { model: Model, search: SearchConfig },
+    Net {
+        model: Model,
+        search: SearchConfig,
+    },
 }
 
 /// A loaded player.
@@ -92,17 +106,35 @@ pub struct Contestant {
 impl Contestant {
     pub fn random() -> Contestant {
         Contestant {
-            info: PlayerInfo { name: "random".into(), kind: PlayerKind::Random, spec: "random".into(), step: None, visits: None },
+            info: PlayerInfo {
+                name: "random".into(),
+                kind: PlayerKind::Random,
+                spec: "random".into(),
+                step: None,
+                visits: None,
+            },
             brain: Brain::Random,
         }
     }
 
     /// Plain MCTS with `playouts` rollouts per decision; exploration constants from `base`.
     pub fn mcts(playouts: u32, base: &SearchConfig) -> Contestant {
-        let search = SearchConfig { visits: playouts, gumbel: false, cache_size: 0, batch: base.batch.clamp(1, 8), ..base.clone() };
+        let search = SearchConfig {
+            visits: playouts,
+            gumbel: false,
+            cache_size: 0,
+            batch: base.batch.clamp(1, 8),
+            ..base.clone()
+        };
         let name = format!("mcts:{playouts}");
         Contestant {
-            info: PlayerInfo { name: name.clone(), kind: PlayerKind::Mcts, spec: name, step: None, visits: Some(playouts) },
+            info: PlayerInfo {
+                name: name.clone(),
+                kind: PlayerKind::Mcts,
+                spec: name,
+                step: None,
+                visits: Some(playouts),
+            },
             brain: Brain::Mcts { search },
         }
     }
@@ -110,7 +142,11 @@ impl Contestant {
     /// A network already in memory (the train loop's candidate): `name` is its checkpoint
     /// directory name; the model is moved to inference mode.
     pub fn network(model: &Model, name: &str, visits: u32, base: &SearchConfig) -> Contestant {
-        let search = SearchConfig { visits, gumbel: false, ..base.clone() };
+        let search = SearchConfig {
+            visits,
+            gumbel: false,
+            ..base.clone()
+        };
         let info = PlayerInfo {
             name: format!("{name}@{visits}"),
             kind: PlayerKind::Checkpoint,
@@ -118,12 +154,24 @@ impl Contestant {
             step: Some(model.meta.step),
             visits: Some(visits),
         };
-        Contestant { info, brain: Brain::Net { model: model.for_inference(), search } }
+        Contestant {
+            info,
+            brain: Brain::Net {
+                model: model.for_inference(),
+                search,
+            },
+        }
     }
 
     /// Load the player a spec names for `game`. Checkpoints without `@N` use
     /// `default_visits`; their game must be `game`.
-    pub fn load(spec_text: &str, game: &GameConfig, base: &SearchConfig, default_visits: u32, device: &Device) -> Result<Contestant, EvalError> {
+    pub fn load(
+        spec_text: &str,
+        game: &GameConfig,
+        base: &SearchConfig,
+        default_visits: u32,
+        device: &Device,
+    ) -> Result<Contestant, EvalError> {
         let mut c = match PlayerSpec::parse(spec_text)? {
             PlayerSpec::Random => Contestant::random(),
             PlayerSpec::Mcts { playouts } => Contestant::mcts(playouts, base),
@@ -135,7 +183,10 @@ impl Contestant {
                 let model = Model::load(&dir, device)?;
                 model.check_plays(game, &dir)?;
                 model.check_finite(game, &dir)?;
-                let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string());
+                let name = dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| dir.display().to_string());
                 Contestant::network(&model, &name, visits.unwrap_or(default_visits).max(1), base)
             }
         };
@@ -163,7 +214,10 @@ pub struct RolloutEvaluator {
 
 impl RolloutEvaluator {
     pub fn new(seed: u64) -> Self {
-        RolloutEvaluator { rng: ChaCha8Rng::seed_from_u64(seed), seeds: Vec::new() }
+        RolloutEvaluator {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            seeds: Vec::new(),
+        }
     }
 }
 
@@ -189,7 +243,10 @@ impl<G: Game> Evaluator<G> for RolloutEvaluator {
             .collect();
         for (l, v) in legal.iter().zip(values) {
             let p = 1.0 / l.len().max(1) as f32;
-            out.push(Evaluation { priors: vec![p; l.len()], value: v });
+            out.push(Evaluation {
+                priors: vec![p; l.len()],
+                value: v,
+            });
         }
     }
 }
@@ -202,16 +259,35 @@ mod tests {
     #[test]
     fn parses_specs() {
         assert_eq!(PlayerSpec::parse("random").unwrap(), PlayerSpec::Random);
-        assert_eq!(PlayerSpec::parse("mcts:200").unwrap(), PlayerSpec::Mcts { playouts: 200 });
+        assert_eq!(
+            PlayerSpec::parse("mcts:200").unwrap(),
+            PlayerSpec::Mcts { playouts: 200 }
+        );
         assert_eq!(
             PlayerSpec::parse("runs/x/models/000120@64").unwrap(),
-            PlayerSpec::Checkpoint { path: "runs/x/models/000120".into(), visits: Some(64) }
+            PlayerSpec::Checkpoint {
+                path: "runs/x/models/000120".into(),
+                visits: Some(64)
+            }
         );
         assert_eq!(
             PlayerSpec::parse("runs/x/models/best").unwrap(),
-            PlayerSpec::Checkpoint { path: "runs/x/models/best".into(), visits: None }
+            PlayerSpec::Checkpoint {
+                path: "runs/x/models/best".into(),
+                visits: None
+            }
         );
-        for s in ["mcts:0", "mcts:", "mcts:abc", "mcts", "runs/x@", "runs/x@-3", "@5", "", "random:3"] {
+        for s in [
+            "mcts:0",
+            "mcts:",
+            "mcts:abc",
+            "mcts",
+            "runs/x@",
+            "runs/x@-3",
+            "@5",
+            "",
+            "random:3",
+        ] {
             let e = PlayerSpec::parse(s).unwrap_err().to_string();
             assert!(e.contains(&format!("`{s}`")), "{e}");
         }
@@ -219,10 +295,17 @@ mod tests {
 
     #[test]
     fn missing_checkpoint_names_the_spec() {
-        let g: GameConfig = serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
+        let g: GameConfig =
+            serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
         let dev = selfplay::model::parse_device("cpu").unwrap();
-        let e = Contestant::load("no/such/dir@8", &g, &SearchConfig::default(), 8, &dev).err().unwrap().to_string();
-        assert!(e.contains("no/such/dir@8") && e.contains("no such checkpoint"), "{e}");
+        let e = Contestant::load("no/such/dir@8", &g, &SearchConfig::default(), 8, &dev)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("no/such/dir@8") && e.contains("no such checkpoint"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -235,11 +318,18 @@ mod tests {
         std::fs::write(ckpt.join(selfplay::model::META_FILE), b"{}").unwrap();
         run.set_best(&ckpt).unwrap();
         assert_eq!(resolve_checkpoint(&run.best_pointer()).unwrap(), ckpt);
-        assert_eq!(resolve_checkpoint(&ckpt.join(selfplay::model::WEIGHTS_FILE)).unwrap(), ckpt);
-        let e = resolve_checkpoint(&ckpt.join(selfplay::model::META_FILE)).unwrap_err().to_string();
+        assert_eq!(
+            resolve_checkpoint(&ckpt.join(selfplay::model::WEIGHTS_FILE)).unwrap(),
+            ckpt
+        );
+        let e = resolve_checkpoint(&ckpt.join(selfplay::model::META_FILE))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a file"), "{e}");
         std::fs::write(run.best_pointer(), "000999\n").unwrap();
-        let e = resolve_checkpoint(&run.best_pointer()).unwrap_err().to_string();
+        let e = resolve_checkpoint(&run.best_pointer())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("000999"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -248,7 +338,8 @@ mod tests {
     fn rollouts_value_finished_positions_exactly() {
         // A position one random move from the end is valued by the rules; every value is a
         // game result and priors are uniform.
-        let g: GameConfig = serde_json::from_str(r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
+        let g: GameConfig =
+            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
         let start = g.start().unwrap();
         let mut legal = Vec::new();
         start.legal_actions(&mut legal);

@@ -34,7 +34,10 @@ pub struct RatingOptions {
 
 impl Default for RatingOptions {
     fn default() -> Self {
-        RatingOptions { prior_draws: 1.0, prior_sd: 1000.0 }
+        RatingOptions {
+            prior_draws: 1.0,
+            prior_sd: 1000.0,
+        }
     }
 }
 
@@ -48,7 +51,11 @@ pub struct PairResult {
 
 impl From<&MatchSummary> for PairResult {
     fn from(m: &MatchSummary) -> Self {
-        PairResult { a: m.a.clone(), b: m.b.clone(), wdl: m.wdl() }
+        PairResult {
+            a: m.a.clone(),
+            b: m.b.clone(),
+            wdl: m.wdl(),
+        }
     }
 }
 
@@ -99,7 +106,12 @@ pub fn fit_ratings(results: &[PairResult], opts: RatingOptions) -> RatingTable {
     }
     let n = infos.len();
     if n == 0 {
-        return RatingTable { anchor: String::new(), anchor_note: "no results".into(), options: opts, players: Vec::new() };
+        return RatingTable {
+            anchor: String::new(),
+            anchor_note: "no results".into(),
+            options: opts,
+            players: Vec::new(),
+        };
     }
     // Games and points of i against j (i != j), in both orientations.
     let mut games = vec![vec![0.0f64; n]; n];
@@ -130,8 +142,16 @@ pub fn fit_ratings(results: &[PairResult], opts: RatingOptions) -> RatingTable {
         Some(&a) => (a, "random = 0".to_string()),
         None => {
             let first = fit(&games, &points, 0, opts);
-            let low = (0..n).min_by(|&a, &b| first.0[a].total_cmp(&first.0[b])).unwrap();
-            (low, format!("random never played: the lowest-rated player, {}, is anchored at 0", infos[low].name))
+            let low = (0..n)
+                .min_by(|&a, &b| first.0[a].total_cmp(&first.0[b]))
+                .unwrap();
+            (
+                low,
+                format!(
+                    "random never played: the lowest-rated player, {}, is anchored at 0",
+                    infos[low].name
+                ),
+            )
         }
     };
     let (r, se) = fit(&games, &points, anchor, opts);
@@ -158,16 +178,34 @@ pub fn fit_ratings(results: &[PairResult], opts: RatingOptions) -> RatingTable {
             connected: connected[i],
         })
         .collect();
-    players.sort_by(|a, b| b.elo.total_cmp(&a.elo).then_with(|| a.player.name.cmp(&b.player.name)));
-    RatingTable { anchor: infos[anchor].name.clone(), anchor_note: note, options: opts, players }
+    players.sort_by(|a, b| {
+        b.elo
+            .total_cmp(&a.elo)
+            .then_with(|| a.player.name.cmp(&b.player.name))
+    });
+    RatingTable {
+        anchor: infos[anchor].name.clone(),
+        anchor_note: note,
+        options: opts,
+        players,
+    }
 }
 
 /// Newton's method with `anchor` fixed at 0; returns ratings and standard errors.
-fn fit(games: &[Vec<f64>], points: &[Vec<f64>], anchor: usize, opts: RatingOptions) -> (Vec<f64>, Vec<f64>) {
+fn fit(
+    games: &[Vec<f64>],
+    points: &[Vec<f64>],
+    anchor: usize,
+    opts: RatingOptions,
+) -> (Vec<f64>, Vec<f64>) {
     let n = games.len();
     let free: Vec<usize> = (0..n).filter(|&i| i != anchor).collect();
     let m = free.len();
-    let prec = if opts.prior_sd.is_finite() && opts.prior_sd > 0.0 { 1.0 / (opts.prior_sd * opts.prior_sd) } else { 0.0 };
+    let prec = if opts.prior_sd.is_finite() && opts.prior_sd > 0.0 {
+        1.0 / (opts.prior_sd * opts.prior_sd)
+    } else {
+        0.0
+    };
     let mut r = vec![0.0f64; n];
     let log_post = |r: &[f64]| {
         let mut lp = 0.0;
@@ -290,10 +328,22 @@ fn solve_spd(h: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {
 pub fn format_table(t: &RatingTable) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Elo ratings ({})", t.anchor_note);
-    let _ = writeln!(s, "{:<22} {:>8} {:>8} {:>19} {:>7} {:>7}", "player", "step", "elo", "95% interval", "games", "score");
+    let _ = writeln!(
+        s,
+        "{:<22} {:>8} {:>8} {:>19} {:>7} {:>7}",
+        "player", "step", "elo", "95% interval", "games", "score"
+    );
     for r in &t.players {
-        let step = r.player.step.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-        let note = if r.connected { "" } else { "  (no games linking it to the anchor)" };
+        let step = r
+            .player
+            .step
+            .map(|x| x.to_string())
+            .unwrap_or_else(|| "-".into());
+        let note = if r.connected {
+            ""
+        } else {
+            "  (no games linking it to the anchor)"
+        };
         let _ = writeln!(
             s,
             "{:<22} {:>8} {:>8.1} {:>19} {:>7} {:>6.1}%{note}",
@@ -315,7 +365,11 @@ fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
         return vec![lo];
     }
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs())).unwrap();
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs()))
+        .unwrap();
     let mut out = Vec::new();
     let mut t = (lo / step).ceil() * step;
     while t <= hi + 1e-9 * step {
@@ -326,7 +380,10 @@ fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// An SVG plot: checkpoints' ratings with their intervals against training step (one series
@@ -335,9 +392,16 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
     let (w, h) = (760.0f64, 460.0f64);
     let (left, right, top, bottom) = (70.0, 150.0, 40.0, 50.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
-    let checkpoints: Vec<&Rating> =
-        t.players.iter().filter(|r| r.player.kind == PlayerKind::Checkpoint && r.player.step.is_some()).collect();
-    let baselines: Vec<&Rating> = t.players.iter().filter(|r| r.player.kind != PlayerKind::Checkpoint).collect();
+    let checkpoints: Vec<&Rating> = t
+        .players
+        .iter()
+        .filter(|r| r.player.kind == PlayerKind::Checkpoint && r.player.step.is_some())
+        .collect();
+    let baselines: Vec<&Rating> = t
+        .players
+        .iter()
+        .filter(|r| r.player.kind != PlayerKind::Checkpoint)
+        .collect();
     let (mut xmin, mut xmax) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in &checkpoints {
         let x = r.player.step.unwrap() as f64;
@@ -365,35 +429,92 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
     let sx = |x: f64| left + (x - xmin) / (xmax - xmin) * pw;
     let sy = |y: f64| top + (ymax - y.clamp(ymin, ymax)) / (ymax - ymin) * ph;
     let mut s = String::new();
-    let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#);
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(s, r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#, left + pw / 2.0, esc(title));
-    let _ = writeln!(s, r#"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        left + pw / 2.0,
+        esc(title)
+    );
+    let _ = writeln!(
+        s,
+        r#"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
+    );
     // Axis ticks at round numbers.
     for y in nice_ticks(ymin, ymax) {
-        let _ = writeln!(s, r##"<line x1="{left}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{y}</text>"##, left + pw, left - 6.0, sy(y) + 4.0, py = sy(y));
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{y}</text>"##,
+            left + pw,
+            left - 6.0,
+            sy(y) + 4.0,
+            py = sy(y)
+        );
     }
     for x in nice_ticks(xmin, xmax) {
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle">{x}</text>"#, sx(x), top + ph + 18.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{x}</text>"#,
+            sx(x),
+            top + ph + 18.0
+        );
     }
-    let _ = writeln!(s, r#"<text x="{}" y="{}" text-anchor="middle">training step</text>"#, left + pw / 2.0, h - 10.0);
-    let _ = writeln!(s, r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">Elo ({})</text>"#, top + ph / 2.0, top + ph / 2.0, esc(&t.anchor_note));
-    let colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">training step</text>"#,
+        left + pw / 2.0,
+        h - 10.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">Elo ({})</text>"#,
+        top + ph / 2.0,
+        top + ph / 2.0,
+        esc(&t.anchor_note)
+    );
+    let colours = [
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+    ];
     for (k, b) in baselines.iter().enumerate() {
         let y = sy(b.elo);
         let c = colours[(k + 3) % colours.len()];
-        let _ = writeln!(s, r#"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{c}" stroke-dasharray="6 4"/>"#, left + pw);
-        let _ = writeln!(s, r#"<text x="{}" y="{:.1}" fill="{c}">{} {:.0}</text>"#, left + pw + 6.0, y + 4.0, esc(&b.player.name), b.elo);
+        let _ = writeln!(
+            s,
+            r#"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{c}" stroke-dasharray="6 4"/>"#,
+            left + pw
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{:.1}" fill="{c}">{} {:.0}</text>"#,
+            left + pw + 6.0,
+            y + 4.0,
+            esc(&b.player.name),
+            b.elo
+        );
     }
     let mut series: BTreeMap<u32, Vec<&Rating>> = BTreeMap::new();
     for r in &checkpoints {
-        series.entry(r.player.visits.unwrap_or(0)).or_default().push(r);
+        series
+            .entry(r.player.visits.unwrap_or(0))
+            .or_default()
+            .push(r);
     }
     for (k, (visits, mut pts)) in series.into_iter().enumerate() {
         let c = colours[k % colours.len()];
         pts.sort_by_key(|r| r.player.step);
-        let path: Vec<String> = pts.iter().map(|r| format!("{:.1},{:.1}", sx(r.player.step.unwrap() as f64), sy(r.elo))).collect();
-        let _ = writeln!(s, r#"<polyline points="{}" fill="none" stroke="{c}"/>"#, path.join(" "));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|r| format!("{:.1},{:.1}", sx(r.player.step.unwrap() as f64), sy(r.elo)))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
+            path.join(" ")
+        );
         for r in &pts {
             let x = sx(r.player.step.unwrap() as f64);
             let _ = writeln!(
@@ -408,7 +529,12 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
                 r.hi
             );
         }
-        let _ = writeln!(s, r#"<text x="{}" y="{}" fill="{c}">checkpoints @{visits}</text>"#, left + 8.0, top + 16.0 + 14.0 * k as f64);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" fill="{c}">checkpoints @{visits}</text>"#,
+            left + 8.0,
+            top + 16.0 + 14.0 * k as f64
+        );
     }
     s.push_str("</svg>\n");
     s
@@ -416,7 +542,10 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
 
 /// Fit the ratings of every result under `RUN/eval/` and write `RUN/eval/ratings.json` and
 /// `RUN/eval/ratings.svg` (atomically). Returns the table.
-pub fn update_ratings(run: &std::path::Path, opts: RatingOptions) -> Result<RatingTable, crate::EvalError> {
+pub fn update_ratings(
+    run: &std::path::Path,
+    opts: RatingOptions,
+) -> Result<RatingTable, crate::EvalError> {
     let dir = run.join("eval");
     if !dir.is_dir() {
         return Err(crate::EvalError::Io {
@@ -429,7 +558,12 @@ pub fn update_ratings(run: &std::path::Path, opts: RatingOptions) -> Result<Rati
     let table = fit_ratings(&pairs, opts);
     let json = serde_json::to_string_pretty(&table).expect("ratings serialise");
     crate::results::write_atomic(&dir.join("ratings.json"), &(json + "\n"))?;
-    let title = format!("Elo of {}", run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let title = format!(
+        "Elo of {}",
+        run.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
     crate::results::write_atomic(&dir.join("ratings.svg"), &ratings_svg(&table, &title))?;
     Ok(table)
 }
@@ -442,12 +576,26 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn player(name: &str) -> PlayerInfo {
-        let kind = if name == "random" { PlayerKind::Random } else { PlayerKind::Checkpoint };
-        PlayerInfo { name: name.into(), kind, spec: name.into(), step: None, visits: None }
+        let kind = if name == "random" {
+            PlayerKind::Random
+        } else {
+            PlayerKind::Checkpoint
+        };
+        PlayerInfo {
+            name: name.into(),
+            kind,
+            spec: name.into(),
+            step: None,
+            visits: None,
+        }
     }
 
     fn pair(a: &str, b: &str, w: u64, d: u64, l: u64) -> PairResult {
-        PairResult { a: player(a), b: player(b), wdl: Wdl::new(w, d, l) }
+        PairResult {
+            a: player(a),
+            b: player(b),
+            wdl: Wdl::new(w, d, l),
+        }
     }
 
     fn get<'a>(t: &'a RatingTable, name: &str) -> &'a Rating {
@@ -459,7 +607,10 @@ mod tests {
         // 75% score: 190.85 Elo. Fisher information of the gap: c^2 n p (1-p) with
         // c = ln 10 / 400, n = 400, p = 0.75: 2.48530e-3, so se = 20.059 and the 95% interval
         // is ±39.32.
-        let none = RatingOptions { prior_draws: 0.0, prior_sd: f64::INFINITY };
+        let none = RatingOptions {
+            prior_draws: 0.0,
+            prior_sd: f64::INFINITY,
+        };
         let t = fit_ratings(&[pair("x", "random", 250, 100, 50)], none);
         let x = get(&t, "x");
         assert_eq!(t.anchor, "random");
@@ -467,14 +618,24 @@ mod tests {
         assert!((x.hi - x.elo - 39.315).abs() < 0.01, "{x:?}");
         assert_eq!(get(&t, "random").elo, 0.0);
         // The default priors move it a little: one virtual draw makes 300.5/401 -> 190.4.
-        let t = fit_ratings(&[pair("x", "random", 250, 100, 50)], RatingOptions::default());
+        let t = fit_ratings(
+            &[pair("x", "random", 250, 100, 50)],
+            RatingOptions::default(),
+        );
         let e = get(&t, "x").elo;
         assert!(e < 190.85 && e > 188.5, "{e}");
     }
 
     #[test]
     fn recovers_simulated_ratings() {
-        let truth = [("random", 0.0), ("a", 120.0), ("b", 260.0), ("c", 400.0), ("d", 330.0), ("e", -60.0)];
+        let truth = [
+            ("random", 0.0),
+            ("a", 120.0),
+            ("b", 260.0),
+            ("c", 400.0),
+            ("d", 330.0),
+            ("e", -60.0),
+        ];
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let mut results = Vec::new();
         for i in 0..truth.len() {
@@ -492,7 +653,9 @@ mod tests {
                         wdl.losses += 1;
                     }
                 }
-                results.push(pair(truth[i].0, truth[j].0, wdl.wins, wdl.draws, wdl.losses));
+                results.push(pair(
+                    truth[i].0, truth[j].0, wdl.wins, wdl.draws, wdl.losses,
+                ));
             }
         }
         let t = fit_ratings(&results, RatingOptions::default());
@@ -501,7 +664,10 @@ mod tests {
             let r = get(&t, name);
             assert!(r.hi - r.lo < 120.0, "{r:?}");
             // Every estimate within 1.5 times its 95% half-width (about 3 sd) ...
-            assert!((r.elo - elo).abs() < 1.5 * (r.hi - r.elo), "{name}: {r:?} vs {elo}");
+            assert!(
+                (r.elo - elo).abs() < 1.5 * (r.hi - r.elo),
+                "{name}: {r:?} vs {elo}"
+            );
             if r.lo <= *elo && *elo <= r.hi {
                 inside += 1;
             }
@@ -517,7 +683,10 @@ mod tests {
         let results = [pair("x", "random", 40, 0, 0), pair("y", "z", 10, 5, 5)];
         let t = fit_ratings(&results, RatingOptions::default());
         for r in &t.players {
-            assert!(r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite(), "{r:?}");
+            assert!(
+                r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite(),
+                "{r:?}"
+            );
         }
         let x = get(&t, "x");
         // All wins: large (one virtual draw: 40.5/41 -> 760 Elo without the Gaussian prior).
@@ -525,7 +694,10 @@ mod tests {
         let (y, z) = (get(&t, "y"), get(&t, "z"));
         assert!(!y.connected && !z.connected);
         assert!(y.elo > z.elo);
-        assert!(y.hi - y.lo > 2000.0, "an unlinked player's interval says it is unknown: {y:?}");
+        assert!(
+            y.hi - y.lo > 2000.0,
+            "an unlinked player's interval says it is unknown: {y:?}"
+        );
         let text = format_table(&t);
         assert!(text.contains("no games linking it"));
         assert!(!text.contains("NaN"));
@@ -552,10 +724,26 @@ mod tests {
         let mut m = player("mcts:200");
         m.kind = PlayerKind::Mcts;
         let results = [
-            PairResult { a: a.clone(), b: player("random"), wdl: Wdl::new(15, 0, 5) },
-            PairResult { a: b.clone(), b: a, wdl: Wdl::new(12, 2, 6) },
-            PairResult { a: b, b: m.clone(), wdl: Wdl::new(5, 0, 15) },
-            PairResult { a: m, b: player("random"), wdl: Wdl::new(19, 0, 1) },
+            PairResult {
+                a: a.clone(),
+                b: player("random"),
+                wdl: Wdl::new(15, 0, 5),
+            },
+            PairResult {
+                a: b.clone(),
+                b: a,
+                wdl: Wdl::new(12, 2, 6),
+            },
+            PairResult {
+                a: b,
+                b: m.clone(),
+                wdl: Wdl::new(5, 0, 15),
+            },
+            PairResult {
+                a: m,
+                b: player("random"),
+                wdl: Wdl::new(19, 0, 1),
+            },
         ];
         let t = fit_ratings(&results, RatingOptions::default());
         let svg = ratings_svg(&t, "test");

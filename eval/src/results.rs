@@ -19,8 +19,16 @@ pub fn matches_file(run: &Path) -> PathBuf {
 
 /// The summary of `kind` between `a` and `b` with `seed` already in `path`, if any: what makes
 /// a gate or rating match replayed after a kill reuse its result instead of counting twice.
-pub fn find_summary(path: &Path, kind: &str, a: &str, b: &str, seed: u64) -> Result<Option<MatchSummary>, EvalError> {
-    let Some(dir) = path.parent() else { return Ok(None) };
+pub fn find_summary(
+    path: &Path,
+    kind: &str,
+    a: &str,
+    b: &str,
+    seed: u64,
+) -> Result<Option<MatchSummary>, EvalError> {
+    let Some(dir) = path.parent() else {
+        return Ok(None);
+    };
     if !path.is_file() {
         return Ok(None);
     }
@@ -103,17 +111,27 @@ impl MatchSummary {
 }
 
 pub fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Append one line to `path` with a single write (O_APPEND), then fsync: concurrent writers
 /// never interleave inside a line and a crash loses at most this line.
 pub fn append_line(path: &Path, line: &str) -> Result<(), EvalError> {
-    let io = |e: std::io::Error| EvalError::Io { path: path.display().to_string(), msg: e.to_string() };
+    let io = |e: std::io::Error| EvalError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io)?;
     let mut buf = line.trim_end().to_string();
     buf.push('\n');
     f.write_all(buf.as_bytes()).map_err(io)?;
@@ -121,7 +139,10 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), EvalError> {
 }
 
 pub fn append_summary(path: &Path, summary: &MatchSummary) -> Result<(), EvalError> {
-    append_line(path, &serde_json::to_string(summary).expect("summaries serialise"))
+    append_line(
+        path,
+        &serde_json::to_string(summary).expect("summaries serialise"),
+    )
 }
 
 /// Write `text` to `path` atomically ([`selfplay::rundir::write_atomic`]).
@@ -133,7 +154,10 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), EvalError> {
 /// order). Lines without a `kind` of `match` or `gate` are skipped; a line that is not JSON,
 /// or a summary line that does not parse, is an error naming the file and line.
 pub fn read_summaries(dir: &Path) -> Result<Vec<MatchSummary>, EvalError> {
-    let io = |p: &Path, e: std::io::Error| EvalError::Io { path: p.display().to_string(), msg: e.to_string() };
+    let io = |p: &Path, e: std::io::Error| EvalError::Io {
+        path: p.display().to_string(),
+        msg: e.to_string(),
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -148,11 +172,19 @@ pub fn read_summaries(dir: &Path) -> Result<Vec<MatchSummary>, EvalError> {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad = |msg: String| EvalError::Parse { path: path.display().to_string(), line: i + 1, msg };
-            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+            let bad = |msg: String| EvalError::Parse {
+                path: path.display().to_string(),
+                line: i + 1,
+                msg,
+            };
+            let v: serde_json::Value =
+                serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
             match v.get("kind").and_then(|k| k.as_str()) {
                 Some("match") | Some("gate") => {
-                    out.push(serde_json::from_value(v).map_err(|e| bad(format!("not a match summary: {e}")))?);
+                    out.push(
+                        serde_json::from_value(v)
+                            .map_err(|e| bad(format!("not a match summary: {e}")))?,
+                    );
                 }
                 _ => continue,
             }

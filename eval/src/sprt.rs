@@ -62,20 +62,32 @@ const REGULARIZE: f64 = 1e-3;
 impl Sprt {
     pub fn validate(&self) -> Result<(), String> {
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(format!("alpha must be between 0 and 0.5 (exclusive), got {}", self.alpha));
+            return Err(format!(
+                "alpha must be between 0 and 0.5 (exclusive), got {}",
+                self.alpha
+            ));
         }
         if !(self.beta > 0.0 && self.beta < 0.5) {
-            return Err(format!("beta must be between 0 and 0.5 (exclusive), got {}", self.beta));
+            return Err(format!(
+                "beta must be between 0 and 0.5 (exclusive), got {}",
+                self.beta
+            ));
         }
         if !(self.elo1 > self.elo0) || !self.elo0.is_finite() || !self.elo1.is_finite() {
-            return Err(format!("elo1 ({}) must be greater than elo0 ({})", self.elo1, self.elo0));
+            return Err(format!(
+                "elo1 ({}) must be greater than elo0 ({})",
+                self.elo1, self.elo0
+            ));
         }
         Ok(())
     }
 
     /// Wald's bounds `(lower, upper)`.
     pub fn bounds(&self) -> (f64, f64) {
-        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
+        (
+            (self.beta / (1.0 - self.alpha)).ln(),
+            ((1.0 - self.beta) / self.alpha).ln(),
+        )
     }
 
     /// The test applied to the candidate's results so far.
@@ -89,7 +101,12 @@ impl Sprt {
         } else {
             Decision::Continue
         };
-        SprtStatus { decision, llr, lower, upper }
+        SprtStatus {
+            decision,
+            llr,
+            lower,
+            upper,
+        }
     }
 }
 
@@ -106,14 +123,20 @@ pub fn llr_gsprt(wdl: Wdl, elo0: f64, elo1: f64) -> f64 {
     let lam0 = constrained_mle(&p, &a, s0);
     let lam1 = constrained_mle(&p, &a, s1);
     // ln(p1_i / p0_i) = ln(1 + λ0 (a_i - s0)) - ln(1 + λ1 (a_i - s1))
-    n * (0..3).map(|i| p[i] * ((1.0 + lam0 * (a[i] - s0)).ln() - (1.0 + lam1 * (a[i] - s1)).ln())).sum::<f64>()
+    n * (0..3)
+        .map(|i| p[i] * ((1.0 + lam0 * (a[i] - s0)).ln() - (1.0 + lam1 * (a[i] - s1)).ln()))
+        .sum::<f64>()
 }
 
 /// λ of the maximum-likelihood distribution with mean score `s` (0 < s < 1): the root of
 /// `f(λ) = sum p_i (a_i - s) / (1 + λ (a_i - s))`, decreasing on the interval where every
 /// `1 + λ (a_i - s)` is positive.
 fn constrained_mle(p: &[f64; 3], a: &[f64; 3], s: f64) -> f64 {
-    let f = |lam: f64| (0..3).map(|i| p[i] * (a[i] - s) / (1.0 + lam * (a[i] - s))).sum::<f64>();
+    let f = |lam: f64| {
+        (0..3)
+            .map(|i| p[i] * (a[i] - s) / (1.0 + lam * (a[i] - s)))
+            .sum::<f64>()
+    };
     let (mut lo, mut hi) = (-1.0 / (1.0 - s), 1.0 / s);
     let eps = 1e-12;
     lo += eps * (hi - lo);
@@ -147,7 +170,12 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    const TEST: Sprt = Sprt { elo0: 0.0, elo1: 10.0, alpha: 0.05, beta: 0.05 };
+    const TEST: Sprt = Sprt {
+        elo0: 0.0,
+        elo1: 10.0,
+        alpha: 0.05,
+        beta: 0.05,
+    };
 
     #[test]
     fn bounds_are_walds() {
@@ -164,7 +192,11 @@ mod tests {
         let wdl = Wdl::new(60, 30, 30);
         assert!((llr_normal(wdl, 0.0, 10.0) - 1.183350).abs() < 1e-5);
         // The exact GSPRT (constrained MLE computed independently): 1.086712.
-        assert!((llr_gsprt(wdl, 0.0, 10.0) - 1.086712).abs() < 1e-5, "{}", llr_gsprt(wdl, 0.0, 10.0));
+        assert!(
+            (llr_gsprt(wdl, 0.0, 10.0) - 1.086712).abs() < 1e-5,
+            "{}",
+            llr_gsprt(wdl, 0.0, 10.0)
+        );
         assert_eq!(TEST.status(wdl).decision, Decision::Continue);
         // Symmetry: swapping the hypotheses and the colours of the result negates the LLR.
         let a = llr_gsprt(Wdl::new(40, 25, 35), -5.0, 15.0);
@@ -182,8 +214,14 @@ mod tests {
         let st = TEST.status(Wdl::new(5, 0, 0));
         assert_eq!(st.decision, Decision::Continue, "{st:?}");
         assert!(st.llr > 0.0 && st.llr.is_finite());
-        assert_eq!(TEST.status(Wdl::new(300, 0, 0)).decision, Decision::AcceptH1);
-        assert_eq!(TEST.status(Wdl::new(0, 0, 300)).decision, Decision::AcceptH0);
+        assert_eq!(
+            TEST.status(Wdl::new(300, 0, 0)).decision,
+            Decision::AcceptH1
+        );
+        assert_eq!(
+            TEST.status(Wdl::new(0, 0, 300)).decision,
+            Decision::AcceptH0
+        );
         assert_eq!(TEST.status(Wdl::new(0, 0, 0)).llr, 0.0);
     }
 
@@ -213,11 +251,19 @@ mod tests {
 
     #[test]
     fn simulated_matches_decide_with_the_promised_error_rates() {
-        let sprt = Sprt { elo0: 0.0, elo1: 40.0, alpha: 0.05, beta: 0.05 };
+        let sprt = Sprt {
+            elo0: 0.0,
+            elo1: 40.0,
+            alpha: 0.05,
+            beta: 0.05,
+        };
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let reps = 400;
         let rate = |true_elo: f64, want: Decision, rng: &mut ChaCha8Rng| {
-            (0..reps).filter(|_| simulate(&sprt, true_elo, rng).0 == want).count() as f64 / reps as f64
+            (0..reps)
+                .filter(|_| simulate(&sprt, true_elo, rng).0 == want)
+                .count() as f64
+                / reps as f64
         };
         // Far from the hypotheses the test is (almost) always right.
         assert!(rate(120.0, Decision::AcceptH1, &mut rng) >= 0.99);
@@ -228,8 +274,14 @@ mod tests {
         let false_promotion = rate(0.0, Decision::AcceptH1, &mut rng);
         let false_rejection = rate(40.0, Decision::AcceptH0, &mut rng);
         println!("observed alpha {false_promotion}, beta {false_rejection} (nominal 0.05 each)");
-        assert!((0.01..=0.085).contains(&false_promotion), "alpha observed {false_promotion}");
-        assert!((0.01..=0.085).contains(&false_rejection), "beta observed {false_rejection}");
+        assert!(
+            (0.01..=0.085).contains(&false_promotion),
+            "alpha observed {false_promotion}"
+        );
+        assert!(
+            (0.01..=0.085).contains(&false_rejection),
+            "beta observed {false_rejection}"
+        );
         // Halfway between, either answer is fine, but the test must end.
         let (_, games) = simulate(&sprt, 20.0, &mut rng);
         assert!(games < 100_000);

@@ -34,8 +34,15 @@ fn setup(tag: &str) -> (PathBuf, PathBuf) {
 }
 
 fn eval(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -46,7 +53,19 @@ fn s(p: &Path) -> &str {
 #[test]
 fn match_then_ratings() {
     let (run, cfg) = setup("match");
-    let (ok, text) = eval(&["match", "mcts:20", "random", "--games", "4", "--config", s(&cfg), "--run", s(&run), "--seed", "3"]);
+    let (ok, text) = eval(&[
+        "match",
+        "mcts:20",
+        "random",
+        "--games",
+        "4",
+        "--config",
+        s(&cfg),
+        "--run",
+        s(&run),
+        "--seed",
+        "3",
+    ]);
     assert!(ok, "{text}");
     assert!(text.contains("mcts:20 vs random: +"), "{text}");
     let lines = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
@@ -54,7 +73,10 @@ fn match_then_ratings() {
     let v: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(v["kind"], "match");
     assert_eq!(v["games"], 4);
-    assert_eq!(v["wins"].as_u64().unwrap() + v["draws"].as_u64().unwrap() + v["losses"].as_u64().unwrap(), 4);
+    assert_eq!(
+        v["wins"].as_u64().unwrap() + v["draws"].as_u64().unwrap() + v["losses"].as_u64().unwrap(),
+        4
+    );
     let games = PathBuf::from(v["games_file"].as_str().unwrap());
     let records = engine::record::read_records(&games).unwrap();
     assert_eq!(records.len(), 4);
@@ -63,10 +85,17 @@ fn match_then_ratings() {
     }
     let (ok, text) = eval(&["ratings", "--run", s(&run)]);
     assert!(ok, "{text}");
-    assert!(text.contains("random = 0") && text.contains("mcts:20"), "{text}");
-    let table: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("eval/ratings.json")).unwrap()).unwrap();
+    assert!(
+        text.contains("random = 0") && text.contains("mcts:20"),
+        "{text}"
+    );
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("eval/ratings.json")).unwrap())
+            .unwrap();
     assert_eq!(table["players"].as_array().unwrap().len(), 2);
-    assert!(std::fs::read_to_string(run.join("eval/ratings.svg")).unwrap().contains("<svg"));
+    assert!(std::fs::read_to_string(run.join("eval/ratings.svg"))
+        .unwrap()
+        .contains("<svg"));
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
 
@@ -76,8 +105,15 @@ fn bad_specs_and_configs_are_named() {
     let (ok, text) = eval(&["match", "mcts:zero", "random", "--config", s(&cfg)]);
     assert!(!ok && text.contains("`mcts:zero`"), "{text}");
     let (ok, text) = eval(&["match", "random", "nowhere/000001@8", "--config", s(&cfg)]);
-    assert!(!ok && text.contains("nowhere/000001@8") && text.contains("no such checkpoint"), "{text}");
-    std::fs::write(&cfg, format!("{CONFIG}\nbogus = 1\n").replace("[eval]\n", "[eval]\nbogus_field = 2\n")).unwrap();
+    assert!(
+        !ok && text.contains("nowhere/000001@8") && text.contains("no such checkpoint"),
+        "{text}"
+    );
+    std::fs::write(
+        &cfg,
+        format!("{CONFIG}\nbogus = 1\n").replace("[eval]\n", "[eval]\nbogus_field = 2\n"),
+    )
+    .unwrap();
     let (ok, text) = eval(&["match", "random", "random", "--config", s(&cfg)]);
     assert!(!ok, "{text}");
     let (ok, text) = eval(&["ratings", "--run", s(&run)]);
@@ -97,11 +133,25 @@ fn gate_between_checkpoints() {
         m.meta.step = step;
         m.save(&models.join(format!("{step:06}"))).unwrap();
     }
-    selfplay::rundir::RunDir::new(&run).set_best(&models.join("000001")).unwrap();
+    selfplay::rundir::RunDir::new(&run)
+        .set_best(&models.join("000001"))
+        .unwrap();
     let cand = models.join("000002");
-    let (ok, text) = eval(&["gate", "--config", s(&cfg), "--run", s(&run), "--candidate", s(&cand), "--promote"]);
+    let (ok, text) = eval(&[
+        "gate",
+        "--config",
+        s(&cfg),
+        "--run",
+        s(&run),
+        "--candidate",
+        s(&cand),
+        "--promote",
+    ]);
     assert!(ok, "{text}");
-    assert!(text.contains("000002@4 vs 000001@4") && text.contains("decided by max_games"), "{text}");
+    assert!(
+        text.contains("000002@4 vs 000001@4") && text.contains("decided by max_games"),
+        "{text}"
+    );
     let best = std::fs::read_to_string(models.join("best")).unwrap();
     assert_eq!(best.trim() == "000002", text.contains("PROMOTED"), "{text}");
     let line = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
@@ -118,9 +168,26 @@ fn gate_between_checkpoints() {
 fn results_of_another_game_are_not_added_to_a_run() {
     let (run, cfg) = setup("other-game");
     std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(run.join("config.toml"), CONFIG.replace("size = 4", "size = 5")).unwrap();
-    let (ok, text) = eval(&["match", "random", "random", "--games", "2", "--config", s(&cfg), "--run", s(&run)]);
-    assert!(!ok && text.contains("lifeline-5-strong") && text.contains("lifeline-4-strong"), "{text}");
+    std::fs::write(
+        run.join("config.toml"),
+        CONFIG.replace("size = 4", "size = 5"),
+    )
+    .unwrap();
+    let (ok, text) = eval(&[
+        "match",
+        "random",
+        "random",
+        "--games",
+        "2",
+        "--config",
+        s(&cfg),
+        "--run",
+        s(&run),
+    ]);
+    assert!(
+        !ok && text.contains("lifeline-5-strong") && text.contains("lifeline-4-strong"),
+        "{text}"
+    );
     assert!(!run.join("eval").exists(), "nothing was appended");
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
@@ -133,9 +200,22 @@ fn an_unwritable_output_fails_before_any_game_is_played() {
     std::fs::write(&blocker, b"x").unwrap();
     let out = blocker.join("games.jsonl");
     let t0 = std::time::Instant::now();
-    let (ok, text) = eval(&["match", "mcts:400", "mcts:400", "--games", "200", "--config", s(&cfg), "--out", s(&out)]);
+    let (ok, text) = eval(&[
+        "match",
+        "mcts:400",
+        "mcts:400",
+        "--games",
+        "200",
+        "--config",
+        s(&cfg),
+        "--out",
+        s(&out),
+    ]);
     assert!(!ok && text.contains("a-file"), "{text}");
-    assert!(t0.elapsed().as_secs() < 20, "it did not play 200 games first");
+    assert!(
+        t0.elapsed().as_secs() < 20,
+        "it did not play 200 games first"
+    );
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
 
@@ -146,15 +226,37 @@ fn promoting_a_checkpoint_of_another_run_is_refused() {
     let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
     let device = selfplay::model::parse_device("cpu").unwrap();
     let other = run.parent().unwrap().join("other-run");
-    for (dir, seed) in [(run.join("models/000001"), 1u64), (other.join("models/000002"), 2)] {
-        selfplay::model::Model::random(&rc.game, &net, &device, seed).unwrap().save(&dir).unwrap();
+    for (dir, seed) in [
+        (run.join("models/000001"), 1u64),
+        (other.join("models/000002"), 2),
+    ] {
+        selfplay::model::Model::random(&rc.game, &net, &device, seed)
+            .unwrap()
+            .save(&dir)
+            .unwrap();
     }
     let here = selfplay::rundir::RunDir::new(&run);
     here.set_best(&run.join("models/000001")).unwrap();
     let foreign = other.join("models/000002");
-    let (ok, text) = eval(&["gate", "--config", s(&cfg), "--run", s(&run), "--candidate", s(&foreign), "--promote"]);
-    assert!(!ok && text.contains("--promote") && text.contains("not a complete checkpoint of the run"), "{text}");
+    let (ok, text) = eval(&[
+        "gate",
+        "--config",
+        s(&cfg),
+        "--run",
+        s(&run),
+        "--candidate",
+        s(&foreign),
+        "--promote",
+    ]);
+    assert!(
+        !ok && text.contains("--promote") && text.contains("not a complete checkpoint of the run"),
+        "{text}"
+    );
     assert!(!run.join("eval").exists(), "refused before playing");
-    assert_eq!(here.best().unwrap(), Some(run.join("models/000001")), "{text}");
+    assert_eq!(
+        here.best().unwrap(),
+        Some(run.join("models/000001")),
+        "{text}"
+    );
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }

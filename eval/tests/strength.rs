@@ -4,7 +4,9 @@ use engine::{Game, GameConfig};
 use eval::matches::{play_games, tally};
 use eval::players::Contestant;
 use eval::results::read_summaries;
-use eval::{gate, run_match, update_ratings, Decision, EvalConfig, MatchOptions, MatchOutput, RatingOptions};
+use eval::{
+    gate, run_match, update_ratings, Decision, EvalConfig, MatchOptions, MatchOutput, RatingOptions,
+};
 use selfplay::search::SearchConfig;
 
 fn side4() -> GameConfig {
@@ -26,11 +28,21 @@ fn mcts_200_beats_random_on_side_4() {
     let game = side4();
     let a = Contestant::mcts(200, &SearchConfig::default());
     let b = Contestant::random();
-    let opts = MatchOptions { games: 20, opening_plies: 2, games_in_flight: 20, seed: 42, progress: false };
+    let opts = MatchOptions {
+        games: 20,
+        opening_plies: 2,
+        games_in_flight: 20,
+        seed: 42,
+        progress: false,
+    };
     let s = run_match(&game, &a, &b, &opts, &MatchOutput::default()).unwrap();
     println!("{}", eval::matches::describe(&s));
     assert_eq!(s.games, 20);
-    assert!(s.score >= 0.8, "mcts:200 scored only {:.1}% against random", 100.0 * s.score);
+    assert!(
+        s.score >= 0.8,
+        "mcts:200 scored only {:.1}% against random",
+        100.0 * s.score
+    );
     assert!(s.elo_lo > 0.0, "{s:?}");
 }
 
@@ -39,7 +51,13 @@ fn openings_are_paired_and_matches_reproducible() {
     let game = side4();
     let a = Contestant::mcts(8, &SearchConfig::default());
     let b = Contestant::random();
-    let opts = MatchOptions { games: 8, opening_plies: 3, games_in_flight: 3, seed: 5, progress: false };
+    let opts = MatchOptions {
+        games: 8,
+        opening_plies: 3,
+        games_in_flight: 3,
+        seed: 5,
+        progress: false,
+    };
     let r1 = play_games(&game, &a, &b, 0, 8, &opts, None).unwrap();
     assert_eq!(r1.len(), 8);
     let start = game.start().unwrap();
@@ -57,16 +75,56 @@ fn openings_are_paired_and_matches_reproducible() {
         assert_eq!(y.record.meta["black"], "random");
     }
     // Different pairs get different openings (4 pairs of 3 random plies on 37 cells).
-    let openings: std::collections::HashSet<_> = r1.iter().map(|r| r.record.actions[..3].to_vec()).collect();
+    let openings: std::collections::HashSet<_> =
+        r1.iter().map(|r| r.record.actions[..3].to_vec()).collect();
     assert!(openings.len() > 1);
     // Same seed, same games, whatever the number in flight; a later batch of a gate
     // reproduces the same games as the whole match.
-    let r2 = play_games(&game, &a, &b, 0, 8, &MatchOptions { games_in_flight: 8, ..opts.clone() }, None).unwrap();
+    let r2 = play_games(
+        &game,
+        &a,
+        &b,
+        0,
+        8,
+        &MatchOptions {
+            games_in_flight: 8,
+            ..opts.clone()
+        },
+        None,
+    )
+    .unwrap();
     let r3 = play_games(&game, &a, &b, 4, 4, &opts, None).unwrap();
-    assert_eq!(r1.iter().map(|r| &r.record.actions[..3]).collect::<Vec<_>>(), r2.iter().map(|r| &r.record.actions[..3]).collect::<Vec<_>>());
-    assert_eq!(r1[4..].iter().map(|r| &r.record.actions[..3]).collect::<Vec<_>>(), r3.iter().map(|r| &r.record.actions[..3]).collect::<Vec<_>>());
+    assert_eq!(
+        r1.iter()
+            .map(|r| &r.record.actions[..3])
+            .collect::<Vec<_>>(),
+        r2.iter()
+            .map(|r| &r.record.actions[..3])
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        r1[4..]
+            .iter()
+            .map(|r| &r.record.actions[..3])
+            .collect::<Vec<_>>(),
+        r3.iter()
+            .map(|r| &r.record.actions[..3])
+            .collect::<Vec<_>>()
+    );
     // Zero opening plies: every game from the start.
-    let r0 = play_games(&game, &b, &b, 0, 2, &MatchOptions { opening_plies: 0, ..opts }, None).unwrap();
+    let r0 = play_games(
+        &game,
+        &b,
+        &b,
+        0,
+        2,
+        &MatchOptions {
+            opening_plies: 0,
+            ..opts
+        },
+        None,
+    )
+    .unwrap();
     for r in &r0 {
         assert_eq!(r.record.meta["opening_plies"], 0);
         assert!(r.record.replay().unwrap().ply() as usize == r.record.actions.len());
@@ -80,17 +138,35 @@ fn gate_promotes_the_stronger_and_rejects_the_weaker() {
     let run = temp_run("gate");
     let strong = Contestant::mcts(100, &SearchConfig::default());
     let weak = Contestant::random();
-    let cfg = EvalConfig { elo0: 0.0, elo1: 100.0, max_games: 60, gate_batch: 8, games_in_flight: 8, ..EvalConfig::default() };
-    let out = MatchOutput { games_file: None, summary_file: Some(eval::results::matches_file(&run)) };
+    let cfg = EvalConfig {
+        elo0: 0.0,
+        elo1: 100.0,
+        max_games: 60,
+        gate_batch: 8,
+        games_in_flight: 8,
+        ..EvalConfig::default()
+    };
+    let out = MatchOutput {
+        games_file: None,
+        summary_file: Some(eval::results::matches_file(&run)),
+    };
     let up = gate(&game, &strong, &weak, &cfg, 9, false, &out).unwrap();
     assert!(up.promoted, "{up:?}");
-    assert_eq!((up.decided_by.as_str(), up.status.decision), ("sprt", Decision::AcceptH1), "{up:?}");
+    assert_eq!(
+        (up.decided_by.as_str(), up.status.decision),
+        ("sprt", Decision::AcceptH1),
+        "{up:?}"
+    );
     assert!(up.summary.games < 60 && up.summary.games % 8 == 0);
     let down = gate(&game, &weak, &strong, &cfg, 10, false, &out).unwrap();
     assert!(!down.promoted, "{down:?}");
     assert_eq!(down.status.decision, Decision::AcceptH0, "{down:?}");
     // A gate that cannot decide within max_games goes by the score.
-    let short = EvalConfig { max_games: 4, gate_batch: 2, ..cfg.clone() };
+    let short = EvalConfig {
+        max_games: 4,
+        gate_batch: 2,
+        ..cfg.clone()
+    };
     let s = gate(&game, &strong, &weak, &short, 11, false, &out).unwrap();
     assert_eq!(s.decided_by, "max_games");
     assert_eq!(s.summary.games, 4);
@@ -98,10 +174,16 @@ fn gate_promotes_the_stronger_and_rejects_the_weaker() {
     // Every gate is in the results, and so in the ratings.
     let all = read_summaries(&run.join("eval")).unwrap();
     assert_eq!(all.len(), 3);
-    assert!(all.iter().all(|m| m.kind == "gate" && m.promoted.is_some() && m.sprt_status.is_some()));
+    assert!(all
+        .iter()
+        .all(|m| m.kind == "gate" && m.promoted.is_some() && m.sprt_status.is_some()));
     let t = update_ratings(&run, RatingOptions::default()).unwrap();
     assert_eq!(t.anchor, "random");
-    let m = t.players.iter().find(|r| r.player.name == "mcts:100").unwrap();
+    let m = t
+        .players
+        .iter()
+        .find(|r| r.player.name == "mcts:100")
+        .unwrap();
     assert!(m.lo > 0.0, "{m:?}");
     assert!(run.join("eval/ratings.json").is_file() && run.join("eval/ratings.svg").is_file());
     std::fs::remove_dir_all(&run).unwrap();

@@ -93,7 +93,10 @@ pub struct FusedCpu {
 
 impl FusedCpu {
     pub fn new(net: &PolicyValueNet, device: &Device) -> Self {
-        FusedCpu { net: FusedNet::fold(net), device: device.clone() }
+        FusedCpu {
+            net: FusedNet::fold(net),
+            device: device.clone(),
+        }
     }
 }
 
@@ -110,7 +113,9 @@ impl Backend for FusedCpu {
         height: usize,
         width: usize,
     ) -> (Vec<f32>, Vec<f32>) {
-        let (policy, value) = self.net.run(&inputs, mask, batch, height, width, &self.device);
+        let (policy, value) = self
+            .net
+            .run(&inputs, mask, batch, height, width, &self.device);
         (policy, to_vec(value))
     }
 }

@@ -15,9 +15,19 @@ pub struct Shape {
 }
 
 /// Run the script in `mode` ("infer" or "train") for `net`; returns what it printed.
-pub fn run_reference(mode: &str, shape: Shape, net: &NetConfig, batches: &[usize], seconds: f64) -> Result<String, String> {
+pub fn run_reference(
+    mode: &str,
+    shape: Shape,
+    net: &NetConfig,
+    batches: &[usize],
+    seconds: f64,
+) -> Result<String, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/bench_reference.py");
-    let batches = batches.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(",");
+    let batches = batches
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let args: [(&str, String); 12] = [
         ("--mode", mode.to_string()),
         ("--planes", shape.planes.to_string()),
@@ -37,9 +47,15 @@ pub fn run_reference(mode: &str, shape: Shape, net: &NetConfig, batches: &[usize
     for (k, v) in &args {
         cmd.arg(k).arg(v);
     }
-    let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -47,7 +63,10 @@ pub fn run_reference(mode: &str, shape: Shape, net: &NetConfig, batches: &[usize
 /// The rate on a line `"<label> batch N: R unit"` of the script's output, for batch `batch`.
 pub fn rate_at(text: &str, label: &str, batch: usize) -> Option<f64> {
     text.lines().find_map(|line| {
-        let rest = line.strip_prefix(label)?.trim_start().strip_prefix("batch")?;
+        let rest = line
+            .strip_prefix(label)?
+            .trim_start()
+            .strip_prefix("batch")?;
         let (b, r) = rest.split_once(':')?;
         (b.trim().parse::<usize>().ok()? == batch).then_some(())?;
         r.split_whitespace().next()?.parse().ok()

@@ -125,7 +125,9 @@ fn par_chunks(data: &mut [f32], chunk: usize, f: impl Fn(usize, &mut [f32]) + Sy
         }
         return;
     }
-    data.par_chunks_mut(chunk).enumerate().for_each(|(i, c)| f(i, c));
+    data.par_chunks_mut(chunk)
+        .enumerate()
+        .for_each(|(i, c)| f(i, c));
 }
 
 /// The column range `[x0, x1)` of an output row whose input column `x + d` is on the grid.
@@ -205,7 +207,8 @@ fn input_grad_weight(wm: &FlexTensor, d: Dims) -> FlexTensor {
     let mut out = vec![0f32; d.cin * d.cout * kk];
     for co in 0..d.cout {
         for ci in 0..d.cin {
-            out[(ci * d.cout + co) * kk..][..kk].copy_from_slice(&ws[(co * d.cin + ci) * kk..][..kk]);
+            out[(ci * d.cout + co) * kk..][..kk]
+                .copy_from_slice(&ws[(co * d.cin + ci) * kk..][..kk]);
         }
     }
     tensor(out, &[d.cin, d.cout * kk])
@@ -224,7 +227,8 @@ fn swap_outer(src: &[f32], p: usize, q: usize, r: usize) -> Vec<f32> {
 
 /// The weight as a `(Cout, Cin*k*k)` matrix.
 fn weight_matrix(w: &FlexTensor, d: Dims) -> FlexTensor {
-    w.to_contiguous().reshape(Shape::from(vec![d.cout, d.kdim()]))
+    w.to_contiguous()
+        .reshape(Shape::from(vec![d.cout, d.kdim()]))
 }
 
 /// `(Cout, Cin*k*k) @ (Cin*k*k, B*H*W)` -> `(B, Cout, H, W)`.
@@ -232,7 +236,10 @@ fn forward(cols: FlexTensor, wm: FlexTensor, d: Dims) -> FlexTensor {
     let y = Flex::float_matmul(wm, cols); // (Cout, B*H*W)
     let (yc, off) = slice(&y);
     let ys = &yc.storage::<f32>()[off..off + d.cout * d.n()];
-    tensor(swap_outer(ys, d.cout, d.b, d.h * d.w), &[d.b, d.cout, d.h, d.w])
+    tensor(
+        swap_outer(ys, d.cout, d.b, d.h * d.w),
+        &[d.b, d.cout, d.h, d.w],
+    )
 }
 
 #[derive(Debug)]
@@ -266,11 +273,20 @@ impl Backward<Flex, 2> for ConvSameBackward {
         if let Some(node) = node_x {
             // dX = the convolution of dY with the flipped kernel: one im2col of dY (no
             // scatter-add, no zeroed (K, B*H*W) product) and a GEMM with the regrouped weight.
-            let gcols = tensor(shifted_planes(gs, d.cout, d, -1), &[d.cout * d.k * d.k, d.n()]);
+            let gcols = tensor(
+                shifted_planes(gs, d.cout, d, -1),
+                &[d.cout * d.k * d.k, d.n()],
+            );
             let dx = Flex::float_matmul(input_grad_weight(&wm, d), gcols); // (Cin, B*H*W)
             let (dc, off) = slice(&dx);
             let ds = &dc.storage::<f32>()[off..off + d.cin * d.n()];
-            grads.register::<Flex>(node.id, tensor(swap_outer(ds, d.cin, d.b, d.h * d.w), &[d.b, d.cin, d.h, d.w]));
+            grads.register::<Flex>(
+                node.id,
+                tensor(
+                    swap_outer(ds, d.cin, d.b, d.h * d.w),
+                    &[d.b, d.cin, d.h, d.w],
+                ),
+            );
         }
     }
 }
@@ -318,7 +334,11 @@ pub fn batch_norm(norm: &BatchNorm, x: Tensor<4>) -> Tensor<4> {
     let blend = |running: &burn::module::RunningState<Tensor<1>>, batch: Vec<f32>| {
         let batch = Tensor::<1>::from_data(TensorData::new(batch, [c]), &device);
         let m = norm.momentum;
-        let new = running.value_sync().to_device(&device).mul_scalar(1.0 - m).add(batch.mul_scalar(m));
+        let new = running
+            .value_sync()
+            .to_device(&device)
+            .mul_scalar(1.0 - m)
+            .add(batch.mul_scalar(m));
         running.update(new.detach());
     };
     blend(&norm.running_mean, mean);
@@ -352,7 +372,12 @@ impl Backward<Flex, 3> for BatchNormBackward {
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let [node_x, node_gamma, node_beta] = ops.parents;
         let grad = grads.consume::<Flex>(&ops.node);
-        let BatchNormState { xhat, gamma, inv_std, dims: [b, c, hw] } = ops.state;
+        let BatchNormState {
+            xhat,
+            gamma,
+            inv_std,
+            dims: [b, c, hw],
+        } = ops.state;
         let (gc, goff) = slice(&grad);
         let dy = &gc.storage::<f32>()[goff..goff + b * c * hw];
         let (xc, xoff) = slice(&xhat);
@@ -430,11 +455,17 @@ fn batch_norm_autodiff(
         for ci in 0..c {
             let o = (bi * c + ci) * hw;
             let mu = mean[ci] as f32;
-            var[ci] += xs[o..o + hw].iter().map(|&v| (v - mu) * (v - mu)).sum::<f32>() as f64;
+            var[ci] += xs[o..o + hw]
+                .iter()
+                .map(|&v| (v - mu) * (v - mu))
+                .sum::<f32>() as f64;
         }
     }
     var.iter_mut().for_each(|v| *v /= m);
-    let inv_std: Vec<f32> = var.iter().map(|v| (1.0 / (v + eps).sqrt()) as f32).collect();
+    let inv_std: Vec<f32> = var
+        .iter()
+        .map(|v| (1.0 / (v + eps).sqrt()) as f32)
+        .collect();
     let mean32: Vec<f32> = mean.iter().map(|&v| v as f32).collect();
     let mut xhat = Vec::with_capacity(b * c * hw);
     let mut out = Vec::with_capacity(b * c * hw);
@@ -504,9 +535,18 @@ mod tests {
 
         let scale = |t: &Tensor<4>| t.clone().abs().max().into_scalar::<f32>().max(1.0);
         let tol = 1e-5;
-        assert!(max_diff(y.clone().inner(), yr.clone().inner()) <= tol * scale(&yr.inner()), "output");
-        assert!(max_diff(gx, gxr.clone()) <= tol * scale(&gxr), "input gradient");
-        assert!(max_diff(gw, gwr.clone()) <= tol * scale(&gwr), "weight gradient");
+        assert!(
+            max_diff(y.clone().inner(), yr.clone().inner()) <= tol * scale(&yr.inner()),
+            "output"
+        );
+        assert!(
+            max_diff(gx, gxr.clone()) <= tol * scale(&gxr),
+            "input gradient"
+        );
+        assert!(
+            max_diff(gw, gwr.clone()) <= tol * scale(&gwr),
+            "weight gradient"
+        );
     }
 
     #[test]
@@ -530,7 +570,9 @@ mod tests {
     #[test]
     fn other_paddings_are_left_to_burn() {
         let device = Device::flex().autodiff();
-        let conv = Conv2dConfig::new([3, 4], [3, 3]).with_bias(false).init(&device); // valid
+        let conv = Conv2dConfig::new([3, 4], [3, 3])
+            .with_bias(false)
+            .init(&device); // valid
         let x = Tensor::<4>::random([2, 3, 6, 5], Distribution::Normal(0.0, 1.0), &device);
         let y = conv_same(&conv, x.clone());
         assert_eq!(y.dims(), [2, 4, 4, 3]);
@@ -572,7 +614,11 @@ mod tests {
         for custom in [true, false] {
             let n = mk();
             let x = x0.clone().require_grad();
-            let y = if custom { batch_norm(&n, x.clone()) } else { n.forward(x.clone()) };
+            let y = if custom {
+                batch_norm(&n, x.clone())
+            } else {
+                n.forward(x.clone())
+            };
             let grads = (y.clone() * probe.clone()).sum().backward();
             out.push((
                 y.inner(),
@@ -584,8 +630,10 @@ mod tests {
             ));
         }
         let (a, r) = (&out[0], &out[1]);
-        let d4 = |p: &Tensor<4>, q: &Tensor<4>| (p.clone() - q.clone()).abs().max().into_scalar::<f32>();
-        let d1 = |p: &Tensor<1>, q: &Tensor<1>| (p.clone() - q.clone()).abs().max().into_scalar::<f32>();
+        let d4 =
+            |p: &Tensor<4>, q: &Tensor<4>| (p.clone() - q.clone()).abs().max().into_scalar::<f32>();
+        let d1 =
+            |p: &Tensor<1>, q: &Tensor<1>| (p.clone() - q.clone()).abs().max().into_scalar::<f32>();
         assert!(d4(&a.0, &r.0) < 1e-4, "output");
         assert!(d4(&a.1, &r.1) < 1e-4, "input gradient");
         assert!(d1(&a.2, &r.2) < 1e-4, "gamma gradient");

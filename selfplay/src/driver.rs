@@ -21,7 +21,12 @@ pub struct LeafBatch<G> {
 
 impl<G> Default for LeafBatch<G> {
     fn default() -> Self {
-        LeafBatch { games: Vec::new(), legal: Vec::new(), evals: Vec::new(), spans: Vec::new() }
+        LeafBatch {
+            games: Vec::new(),
+            legal: Vec::new(),
+            evals: Vec::new(),
+            spans: Vec::new(),
+        }
     }
 }
 
@@ -49,7 +54,8 @@ impl<G: Game> LeafBatch<G> {
         for (search, want) in searches {
             completed += search.gather(want);
             let (games, legal) = search.pending();
-            self.spans.push(self.games.len()..self.games.len() + games.len());
+            self.spans
+                .push(self.games.len()..self.games.len() + games.len());
             self.games.extend_from_slice(games);
             self.legal.extend_from_slice(legal);
             gathered.push(search);

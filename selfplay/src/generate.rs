@@ -134,13 +134,20 @@ where
     let meta = ShardMeta::new(&cfg.game, out.model, seed)?;
     check_writable(&out.run.selfplay())?;
     let t0 = Instant::now();
-    let (mut summary, samples, records) = play(cfg, make, games, threads, seed, out)
-        .map_err(|source| GenerateError::Search { model: out.model.to_string(), source })?;
+    let (mut summary, samples, records) =
+        play(cfg, make, games, threads, seed, out).map_err(|source| GenerateError::Search {
+            model: out.model.to_string(),
+            source,
+        })?;
     summary.seconds = t0.elapsed().as_secs_f64();
     if records.is_empty() {
         return Ok(summary);
     }
-    let meta = ShardMeta { samples: samples.len(), games: records.len(), ..meta };
+    let meta = ShardMeta {
+        samples: samples.len(),
+        games: records.len(),
+        ..meta
+    };
     let paths = out.run.shard(&RunDir::new_stamp(out.iteration));
     // Records first: the shard is what marks the games as played (a kill between the two
     // leaves records without a shard, which a replayed loop iteration removes).

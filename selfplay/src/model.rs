@@ -210,7 +210,9 @@ impl Model {
             if &found != expected {
                 return Err(ModelError::Invalid {
                     path: weights.display().to_string(),
-                    msg: format!("its checksum is {found}, {META_FILE} says {expected}: the file is damaged"),
+                    msg: format!(
+                        "its checksum is {found}, {META_FILE} says {expected}: the file is damaged"
+                    ),
                 });
             }
         }
@@ -231,10 +233,12 @@ impl Model {
 
     /// Refuse a model that can not play `game` ([`ModelMeta::plays`]), naming `checkpoint`.
     pub fn check_plays(&self, game: &GameConfig, checkpoint: &Path) -> Result<(), ModelError> {
-        self.meta.plays(game).map_err(|why| ModelError::Incompatible {
-            checkpoint: checkpoint.display().to_string(),
-            why,
-        })
+        self.meta
+            .plays(game)
+            .map_err(|why| ModelError::Incompatible {
+                checkpoint: checkpoint.display().to_string(),
+                why,
+            })
     }
 
     /// Refuse a network whose outputs on the start of `game` are not finite: what NaN weights
@@ -247,7 +251,10 @@ impl Model {
         let board = start.board();
         let (h, w, planes) = (board.height(), board.width(), start.num_planes());
         let mut inputs = vec![0f32; planes * h * w];
-        start.encode(ndarray::ArrayViewMut3::from_shape((planes, h, w), &mut inputs[..]).expect("encode buffer shape"));
+        start.encode(
+            ndarray::ArrayViewMut3::from_shape((planes, h, w), &mut inputs[..])
+                .expect("encode buffer shape"),
+        );
         let mut mask = vec![0f32; h * w];
         for &c in board.cells() {
             mask[board.grid_index(c)] = 1.0;
@@ -257,7 +264,9 @@ impl Model {
         if policy.iter().chain(&value).all(|x| x.is_finite()) {
             Ok(())
         } else {
-            Err(ModelError::NonFinite { checkpoint: checkpoint.display().to_string() })
+            Err(ModelError::NonFinite {
+                checkpoint: checkpoint.display().to_string(),
+            })
         }
     }
 
@@ -353,7 +362,9 @@ pub fn save_checkpoint(
 ) -> Result<(), ModelError> {
     write_dir_atomic(dir, |tmp| {
         let weights = tmp.join(WEIGHTS_FILE);
-        net.clone().save_file(&weights).map_err(|e| io_err(&weights, e))?;
+        net.clone()
+            .save_file(&weights)
+            .map_err(|e| io_err(&weights, e))?;
         let mut meta = meta.clone();
         meta.format = FORMAT_VERSION;
         meta.weights_checksum = Some(file_checksum(&weights).map_err(|e| io_err(&weights, e))?);

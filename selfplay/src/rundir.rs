@@ -62,21 +62,34 @@ pub enum RunDirError {
     Format { path: PathBuf, found: u32 },
 }
 
-fn io_error<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(io::Error) -> RunDirError + 'a {
-    move |source| RunDirError::Io { path: path.to_path_buf(), action, source }
+fn io_error<'a>(
+    path: &'a Path,
+    action: &'static str,
+) -> impl FnOnce(io::Error) -> RunDirError + 'a {
+    move |source| RunDirError::Io {
+        path: path.to_path_buf(),
+        action,
+        source,
+    }
 }
 
 /// Refuse a metadata file written by a newer format than this build reads.
 pub fn check_format(path: &Path, found: u32) -> Result<(), RunDirError> {
     if found > FORMAT_VERSION {
-        return Err(RunDirError::Format { path: path.to_path_buf(), found });
+        return Err(RunDirError::Format {
+            path: path.to_path_buf(),
+            found,
+        });
     }
     Ok(())
 }
 
 /// The temporary name a writer uses for `path`: `.NAME.tmp-PID` beside it.
 pub fn temporary_name(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
@@ -89,12 +102,20 @@ fn temporary_owner(name: &str) -> Option<u32> {
 
 /// fsync a directory, so that a rename inside it survives a power cut.
 fn sync_dir(dir: &Path) -> Result<(), RunDirError> {
-    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io_error(dir, "sync the directory"))
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(dir, "sync the directory"))
 }
 
 fn parent_of(path: &Path) -> &Path {
-    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Write a file atomically: `fill` writes into a temporary file beside `path`, which is then
@@ -114,12 +135,20 @@ pub fn write_atomic_with(
     })();
     if let Err(source) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(RunDirError::Io { path: path.to_path_buf(), action: "write", source });
+        return Err(RunDirError::Io {
+            path: path.to_path_buf(),
+            action: "write",
+            source,
+        });
     }
     interruption_point();
     if let Err(source) = std::fs::rename(&tmp, path) {
         let _ = std::fs::remove_file(&tmp);
-        return Err(RunDirError::Io { path: path.to_path_buf(), action: "rename into place", source });
+        return Err(RunDirError::Io {
+            path: path.to_path_buf(),
+            action: "rename into place",
+            source,
+        });
     }
     sync_dir(dir)
 }
@@ -155,7 +184,9 @@ pub fn write_dir_atomic<E: From<RunDirError>>(
 fn sync_files(dir: &Path) -> Result<(), RunDirError> {
     for entry in std::fs::read_dir(dir).map_err(io_error(dir, "list the directory"))? {
         let p = entry.map_err(io_error(dir, "list the directory"))?.path();
-        File::open(&p).and_then(|f| f.sync_all()).map_err(io_error(&p, "sync the file"))?;
+        File::open(&p)
+            .and_then(|f| f.sync_all())
+            .map_err(io_error(&p, "sync the file"))?;
     }
     sync_dir(dir)
 }
@@ -273,7 +304,10 @@ impl RunDir {
     pub fn shards(&self) -> Vec<PathBuf> {
         let mut shards: Vec<PathBuf> = list(&self.selfplay())
             .filter(|p| {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 name.starts_with("shard-") && name.ends_with(".npz")
             })
             .collect();
@@ -284,7 +318,9 @@ impl RunDir {
     /// The shard a loop iteration wrote, if its write completed.
     pub fn iteration_shard(&self, iteration: u32) -> Option<PathBuf> {
         let suffix = format!("-it{iteration:06}.npz");
-        self.shards().into_iter().find(|p| p.to_string_lossy().ends_with(&suffix))
+        self.shards()
+            .into_iter()
+            .find(|p| p.to_string_lossy().ends_with(&suffix))
     }
 
     /// Remove the record files of a loop iteration whose shard was never written (a kill
@@ -292,7 +328,10 @@ impl RunDir {
     pub fn remove_orphan_records(&self, iteration: u32) -> Result<(), RunDirError> {
         let suffix = format!("-it{iteration:06}.jsonl");
         for p in list(&self.selfplay()) {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             if name.starts_with("records-") && name.ends_with(&suffix) {
                 std::fs::remove_file(&p).map_err(io_error(&p, "remove the orphan record file"))?;
             }
@@ -308,9 +347,18 @@ impl RunDir {
         let text = match std::fs::read_to_string(&pointer) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(RunDirError::Io { path: pointer, action: "read", source }),
+            Err(source) => {
+                return Err(RunDirError::Io {
+                    path: pointer,
+                    action: "read",
+                    source,
+                })
+            }
         };
-        let invalid = |why: String| RunDirError::Invalid { path: pointer.clone(), why };
+        let invalid = |why: String| RunDirError::Invalid {
+            path: pointer.clone(),
+            why,
+        };
         let name = text.trim();
         if !is_checkpoint_name(name) {
             return Err(invalid(format!(
@@ -320,7 +368,9 @@ impl RunDir {
         }
         let dir = self.models().join(name);
         if !is_checkpoint(&dir) {
-            return Err(invalid(format!("the best pointer names {name}, which is not a complete checkpoint of this run")));
+            return Err(invalid(format!(
+                "the best pointer names {name}, which is not a complete checkpoint of this run"
+            )));
         }
         Ok(Some(dir))
     }
@@ -334,12 +384,19 @@ impl RunDir {
 
     /// The name of `checkpoint` if it is a complete checkpoint in this run's `models/`.
     pub fn owned_checkpoint(&self, checkpoint: &Path) -> Result<String, RunDirError> {
-        let name = checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let inside = std::fs::canonicalize(parent_of(checkpoint)).ok() == std::fs::canonicalize(self.models()).ok();
+        let name = checkpoint
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let inside = std::fs::canonicalize(parent_of(checkpoint)).ok()
+            == std::fs::canonicalize(self.models()).ok();
         if !inside || !is_checkpoint_name(&name) || !is_checkpoint(checkpoint) {
             return Err(RunDirError::Invalid {
                 path: checkpoint.to_path_buf(),
-                why: format!("not a complete checkpoint of the run {}; the best pointer can only name one", self.root.display()),
+                why: format!(
+                    "not a complete checkpoint of the run {}; the best pointer can only name one",
+                    self.root.display()
+                ),
             });
         }
         Ok(name)
@@ -390,10 +447,15 @@ impl RunDir {
                 });
             }
             Err(std::fs::TryLockError::Error(source)) => {
-                return Err(RunDirError::Io { path, action: "lock", source });
+                return Err(RunDirError::Io {
+                    path,
+                    action: "lock",
+                    source,
+                });
             }
         }
-        file.read_to_string(&mut holder).map_err(io_error(&path, "read the lock file"))?;
+        file.read_to_string(&mut holder)
+            .map_err(io_error(&path, "read the lock file"))?;
         let previous = (!holder.trim().is_empty()).then(|| describe_holder(&holder));
         let me = format!("{} {}\n", std::process::id(), host_name());
         (|| {
@@ -403,21 +465,39 @@ impl RunDir {
             file.sync_all()
         })()
         .map_err(io_error(&path, "write the lock file"))?;
-        Ok(RoleLock { file, path, previous })
+        Ok(RoleLock {
+            file,
+            path,
+            previous,
+        })
     }
 
     /// Remove temporary files and directories of writers that are no longer running (a kill
     /// in the middle of a write leaves one). Returns what was removed.
     pub fn clean_stale_temporaries(&self) -> Vec<PathBuf> {
         let mut removed = Vec::new();
-        for dir in [self.root.clone(), self.models(), self.selfplay(), self.eval()] {
+        for dir in [
+            self.root.clone(),
+            self.models(),
+            self.selfplay(),
+            self.eval(),
+        ] {
             for p in list(&dir) {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let Some(pid) = temporary_owner(&name) else { continue };
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let Some(pid) = temporary_owner(&name) else {
+                    continue;
+                };
                 if process_alive(pid) {
                     continue;
                 }
-                let gone = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+                let gone = if p.is_dir() {
+                    std::fs::remove_dir_all(&p)
+                } else {
+                    std::fs::remove_file(&p)
+                };
                 if gone.is_ok() {
                     removed.push(p);
                 }
@@ -431,8 +511,14 @@ impl RunDir {
 /// ([`RunDir::best`]: it must name a complete checkpoint of that run), a `weights.bpk` file
 /// stands for its directory, and any other path must be a checkpoint directory.
 pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
-    let invalid = |why: &str| RunDirError::Invalid { path: path.to_path_buf(), why: why.into() };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let invalid = |why: &str| RunDirError::Invalid {
+        path: path.to_path_buf(),
+        why: why.into(),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if name == "best" && !path.is_dir() {
         let run = path.parent().and_then(Path::parent).map(RunDir::new);
         let Some(run) = run.filter(|r| r.best_pointer() == path) else {
@@ -451,7 +537,9 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
     if path.is_file() {
         return match path.parent() {
             Some(dir) if name == WEIGHTS_FILE => Ok(dir.to_path_buf()),
-            _ => Err(invalid("is a file; a checkpoint is a directory such as runs/x/models/000120")),
+            _ => Err(invalid(
+                "is a file; a checkpoint is a directory such as runs/x/models/000120",
+            )),
         };
     }
     Ok(path.to_path_buf())
@@ -506,7 +594,10 @@ fn process_alive(pid: u32) -> bool {
 }
 
 fn list(dir: &Path) -> impl Iterator<Item = PathBuf> {
-    std::fs::read_dir(dir).into_iter().flatten().filter_map(|e| e.ok().map(|e| e.path()))
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
 }
 
 fn is_checkpoint_name(name: &str) -> bool {
@@ -519,8 +610,16 @@ fn is_checkpoint(dir: &Path) -> bool {
 
 /// Sort key of `shard-<millis>-<rest>.npz`: the time stamp, then the name.
 fn stamp_order(p: &Path) -> (u128, String) {
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let millis = name.trim_start_matches("shard-").split(['-', '.']).next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let millis = name
+        .trim_start_matches("shard-")
+        .split(['-', '.'])
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     (millis, name)
 }
 
@@ -689,7 +788,10 @@ mod tests {
         let _gate = run.lock("gate").unwrap();
         drop(held);
         let again = run.lock("train").unwrap();
-        assert!(again.previous.is_none(), "a clean release leaves no holder behind");
+        assert!(
+            again.previous.is_none(),
+            "a clean release leaves no holder behind"
+        );
         // A holder that died (its file still names it, but nobody holds the lock) is reported.
         drop(again);
         std::fs::write(run.lock_file("train"), "4000000 elsewhere\n").unwrap();
@@ -721,7 +823,10 @@ mod tests {
         let run = scratch("freeze");
         run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
         run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
-        let e = run.freeze_config(Path::new("b.toml"), "x = 2\n").unwrap_err().to_string();
+        let e = run
+            .freeze_config(Path::new("b.toml"), "x = 2\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("config.toml") && e.contains("b.toml"), "{e}");
     }
 
@@ -735,9 +840,23 @@ mod tests {
             std::fs::write(p.records, b"").unwrap();
         }
         std::fs::write(run.selfplay().join("records-50-it000003.jsonl"), b"").unwrap();
-        let names: Vec<String> = run.shards().iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        assert_eq!(names, ["shard-3-77.npz", "shard-20-it000001.npz", "shard-100-it000002.npz"]);
-        assert_eq!(run.iteration_shard(2), Some(run.shard("100-it000002").shard));
+        let names: Vec<String> = run
+            .shards()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "shard-3-77.npz",
+                "shard-20-it000001.npz",
+                "shard-100-it000002.npz"
+            ]
+        );
+        assert_eq!(
+            run.iteration_shard(2),
+            Some(run.shard("100-it000002").shard)
+        );
         assert_eq!(run.iteration_shard(3), None);
         run.remove_orphan_records(3).unwrap();
         assert!(!run.selfplay().join("records-50-it000003.jsonl").exists());
@@ -747,7 +866,9 @@ mod tests {
     #[test]
     fn newer_formats_are_refused() {
         assert!(check_format(Path::new("m.json"), FORMAT_VERSION).is_ok());
-        let e = check_format(Path::new("m.json"), FORMAT_VERSION + 1).unwrap_err().to_string();
+        let e = check_format(Path::new("m.json"), FORMAT_VERSION + 1)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("m.json") && e.contains("newer"), "{e}");
     }
 }

@@ -112,10 +112,16 @@ impl Evaluation {
     /// Refuse NaN or infinite values and priors (a broken network gives them).
     pub fn check_finite(&self) -> Result<(), SearchError> {
         if !self.value.is_finite() {
-            return Err(SearchError::NonFinite { what: "value", value: self.value });
+            return Err(SearchError::NonFinite {
+                what: "value",
+                value: self.value,
+            });
         }
         match self.priors.iter().find(|p| !p.is_finite()) {
-            Some(&p) => Err(SearchError::NonFinite { what: "prior", value: p }),
+            Some(&p) => Err(SearchError::NonFinite {
+                what: "prior",
+                value: p,
+            }),
             None => Ok(()),
         }
     }

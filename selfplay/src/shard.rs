@@ -159,11 +159,20 @@ pub fn write_shard(path: &Path, meta: &ShardMeta, samples: &[Sample]) -> Result<
 
 /// Open a shard and read its metadata; the reader stays open for the arrays.
 fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
-    let invalid = |msg: String| ShardError::Invalid { path: path.display().to_string(), msg };
-    let file = File::open(path).map_err(|e| ShardError::Io { path: path.display().to_string(), msg: e.to_string() })?;
+    let invalid = |msg: String| ShardError::Invalid {
+        path: path.display().to_string(),
+        msg,
+    };
+    let file = File::open(path).map_err(|e| ShardError::Io {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })?;
     let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
-    let meta_bytes: Array1<u8> = npz.by_name("meta").map_err(|e| invalid(format!("meta: {e}")))?;
-    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[])).map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta_bytes: Array1<u8> = npz
+        .by_name("meta")
+        .map_err(|e| invalid(format!("meta: {e}")))?;
+    let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
+        .map_err(|e| invalid(format!("meta: {e}")))?;
     check_format(path, meta.format)?;
     Ok((npz, meta))
 }
@@ -176,7 +185,10 @@ pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, ShardError> {
 /// Read a shard back, checking that its arrays agree with its metadata.
 pub fn read_shard(path: &Path) -> Result<Shard, ShardError> {
     let p = path.display().to_string();
-    let invalid = |msg: String| ShardError::Invalid { path: p.clone(), msg };
+    let invalid = |msg: String| ShardError::Invalid {
+        path: p.clone(),
+        msg,
+    };
     let (mut npz, meta) = open_shard(path)?;
     macro_rules! arr {
         ($name:literal) => {

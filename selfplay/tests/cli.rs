@@ -40,7 +40,11 @@ fn selfplay_run(cfg: &Path, run: &RunDir, extra: &[&str]) -> (bool, String) {
         .args(extra)
         .output()
         .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     (out.status.success(), text)
 }
 
@@ -53,7 +57,10 @@ fn two_runs_without_a_seed_play_different_games_and_record_their_seeds() {
     }
     let shards = run.shards();
     assert_eq!(shards.len(), 2);
-    let seeds: Vec<_> = shards.iter().map(|p| selfplay::shard::read_shard_meta(p).unwrap().seed).collect();
+    let seeds: Vec<_> = shards
+        .iter()
+        .map(|p| selfplay::shard::read_shard_meta(p).unwrap().seed)
+        .collect();
     assert!(seeds[0].is_some() && seeds[0] != seeds[1], "{seeds:?}");
     let records: Vec<_> = std::fs::read_dir(run.selfplay())
         .unwrap()
@@ -62,7 +69,10 @@ fn two_runs_without_a_seed_play_different_games_and_record_their_seeds() {
         .map(|p| std::fs::read(p).unwrap())
         .collect();
     assert_eq!(records.len(), 2);
-    assert_ne!(records[0], records[1], "two invocations play different games");
+    assert_ne!(
+        records[0], records[1],
+        "two invocations play different games"
+    );
     // An explicit seed still reproduces a run.
     let (ok, text) = selfplay_run(&cfg, &run, &["--seed", "5"]);
     assert!(ok && text.contains("seed 5"), "{text}");
@@ -81,11 +91,19 @@ fn the_best_pointer_names_the_model() {
     let (ok, text) = selfplay_run(&cfg, &run, &["--model", best.to_str().unwrap()]);
     assert!(ok, "{text}");
     let meta = selfplay::shard::read_shard_meta(&run.shards()[0]).unwrap();
-    assert_eq!(meta.model, "000003", "the shard names the checkpoint the pointer names");
+    assert_eq!(
+        meta.model, "000003",
+        "the shard names the checkpoint the pointer names"
+    );
     // A model of another game is refused before any game is played.
-    let other = std::fs::read_to_string(&cfg).unwrap().replace("size = 3", "size = 3\nbalance = \"weak\"");
+    let other = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("size = 3", "size = 3\nbalance = \"weak\"");
     std::fs::write(&cfg, other).unwrap();
     let (ok, text) = selfplay_run(&cfg, &run, &["--model", best.to_str().unwrap()]);
-    assert!(!ok && text.contains("cannot play") && text.contains("weak"), "{text}");
+    assert!(
+        !ok && text.contains("cannot play") && text.contains("weak"),
+        "{text}"
+    );
     std::fs::remove_dir_all(run.root().parent().unwrap()).unwrap();
 }

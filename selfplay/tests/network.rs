@@ -199,7 +199,10 @@ fn save_and_load_give_identical_outputs() {
     let ckpt = dir.join("000000");
     model.save(&ckpt).unwrap();
     let loaded = Model::load(&ckpt, &device).unwrap();
-    assert!(loaded.meta.weights_checksum.is_some(), "saving records the checksum");
+    assert!(
+        loaded.meta.weights_checksum.is_some(),
+        "saving records the checksum"
+    );
     let mut unchecked = loaded.meta.clone();
     unchecked.weights_checksum = None;
     assert_eq!(unchecked, model.meta);
@@ -228,7 +231,10 @@ fn flipped_bytes_in_the_weights_are_refused() {
     let cfg = games().remove(0);
     let dir = std::env::temp_dir().join(format!("lifeline-zero-flipped-{}", std::process::id()));
     let ckpt = dir.join("000000");
-    Model::random(&cfg, &small_net(), &device, 4).unwrap().save(&ckpt).unwrap();
+    Model::random(&cfg, &small_net(), &device, 4)
+        .unwrap()
+        .save(&ckpt)
+        .unwrap();
     let weights = ckpt.join(selfplay::model::WEIGHTS_FILE);
     let mut bytes = std::fs::read(&weights).unwrap();
     let n = bytes.len();
@@ -255,11 +261,26 @@ fn a_network_plays_its_own_game_at_any_size_and_komi_only() {
     );
     let e = model.meta.plays(&leblin).unwrap_err();
     assert!(e.contains("square") && e.contains("leblin"), "{e}");
-    assert!(model.meta.plays(&parse(r#"{"game":"square_lifeline","options":{"size":9,"komi":2}}"#)).is_ok());
+    assert!(model
+        .meta
+        .plays(&parse(
+            r#"{"game":"square_lifeline","options":{"size":9,"komi":2}}"#
+        ))
+        .is_ok());
     let lifeline = parse(r#"{"game":"lifeline","options":{"size":5,"balance":"strong"}}"#);
     let strong = Model::random(&lifeline, &small_net(), &device, 1).unwrap();
-    assert!(strong.meta.plays(&parse(r#"{"game":"lifeline","options":{"size":7,"balance":"strong"}}"#)).is_ok());
-    assert!(strong.meta.plays(&parse(r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#)).is_err());
+    assert!(strong
+        .meta
+        .plays(&parse(
+            r#"{"game":"lifeline","options":{"size":7,"balance":"strong"}}"#
+        ))
+        .is_ok());
+    assert!(strong
+        .meta
+        .plays(&parse(
+            r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#
+        ))
+        .is_err());
 }
 
 #[test]
@@ -369,8 +390,17 @@ fn a_network_with_nan_weights_is_refused_and_its_search_stops_with_an_error() {
     // A search on it returns an error instead of panicking inside the tree.
     let inference = model.for_inference();
     let mut ev = NetEvaluator::new(&inference);
-    let mut search = Search::new(SearchConfig { visits: 16, ..SearchConfig::default() }, cfg.start().unwrap());
+    let mut search = Search::new(
+        SearchConfig {
+            visits: 16,
+            ..SearchConfig::default()
+        },
+        cfg.start().unwrap(),
+    );
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let e = search.run(&mut ev, false, &mut rng).unwrap_err().to_string();
+    let e = search
+        .run(&mut ev, false, &mut rng)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("non-finite"), "{e}");
 }

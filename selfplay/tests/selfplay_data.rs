@@ -28,7 +28,8 @@ fn play(game: &GameConfig, games: usize, sp: SelfPlayConfig) -> Vec<FinishedGame
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g)).unwrap();
+    .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g))
+    .unwrap();
     out
 }
 
@@ -147,7 +148,8 @@ fn leaves_of_many_games_share_one_evaluation() {
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut ev, 8, &mut rng, |_| {}).unwrap();
+    .run(&mut ev, 8, &mut rng, |_| {})
+    .unwrap();
     assert!(
         ev.largest > search.batch,
         "largest batch {} should gather several games",
@@ -285,7 +287,8 @@ fn gumbel_self_play_records_improved_policies() {
         search: &search,
         selfplay: &sp,
     }
-    .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g)).unwrap();
+    .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g))
+    .unwrap();
     for g in &out {
         g.record.replay().unwrap();
         for s in &g.samples {

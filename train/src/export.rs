@@ -63,7 +63,9 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         g.legal_actions(&mut legal);
         g.apply(legal[(k * 7) % legal.len()]);
     }
-    let input = engine::testing::encode_owned(&g).into_raw_vec_and_offset().0;
+    let input = engine::testing::encode_owned(&g)
+        .into_raw_vec_and_offset()
+        .0;
     let mut mask = vec![0f32; h * w];
     for &c in b.cells() {
         mask[b.grid_index(c)] = 1.0;
@@ -84,20 +86,29 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         "batch_norm_epsilon": 1e-5,
         "parameters": params.iter().map(|p| &p.0).collect::<Vec<_>>(),
     });
-    let arr = |v: Vec<f32>, shape: &[usize]| ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape");
+    let arr = |v: Vec<f32>, shape: &[usize]| {
+        ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape")
+    };
     let example = [
         ("example/input", arr(input, &[1, planes, h, w])),
         ("example/mask", arr(mask, &[1, 1, h, w])),
-        ("example/policy_logits", arr(policy, &[1, start.policy_len()])),
+        (
+            "example/policy_logits",
+            arr(policy, &[1, start.policy_len()]),
+        ),
         ("example/value", arr(value, &[1, 3])),
     ];
-    let meta_bytes: Array1<u8> = serde_json::to_vec(&meta).expect("metadata serialises").into();
+    let meta_bytes: Array1<u8> = serde_json::to_vec(&meta)
+        .expect("metadata serialises")
+        .into();
     let npz_err = |e: ndarray_npy::WriteNpzError| std::io::Error::other(e.to_string());
     selfplay::rundir::write_atomic_with(out, |file| {
         let mut npz = NpzWriter::new(file);
         for (name, shape, data) in &params {
-            let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone()).map_err(std::io::Error::other)?;
-            npz.add_array(format!("param/{name}"), &a).map_err(npz_err)?;
+            let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone())
+                .map_err(std::io::Error::other)?;
+            npz.add_array(format!("param/{name}"), &a)
+                .map_err(npz_err)?;
         }
         for (name, a) in &example {
             npz.add_array(*name, a).map_err(npz_err)?;

@@ -57,7 +57,13 @@ impl Losses {
     }
 
     /// TensorBoard scalars of one step: every loss term, policy entropy, learning rate, speed.
-    pub fn log(&self, tb: &mut crate::tb::EventWriter, step: u64, lr: f32, samples_per_second: f32) -> std::io::Result<()> {
+    pub fn log(
+        &self,
+        tb: &mut crate::tb::EventWriter,
+        step: u64,
+        lr: f32,
+        samples_per_second: f32,
+    ) -> std::io::Result<()> {
         tb.scalar("loss/total", self.total, step)?;
         tb.scalar("loss/policy", self.policy, step)?;
         tb.scalar("loss/value", self.value, step)?;
@@ -83,7 +89,11 @@ impl Losses {
 #[derive(Debug, thiserror::Error)]
 pub enum FitError {
     #[error("step {step}: the {what} loss is not finite ({value}); fitting stopped before writing a checkpoint (lower train.learning_rate, or look for broken samples)")]
-    NonFinite { step: u64, what: &'static str, value: f32 },
+    NonFinite {
+        step: u64,
+        what: &'static str,
+        value: f32,
+    },
     #[error(transparent)]
     Model(#[from] ModelError),
 }
@@ -91,9 +101,14 @@ pub enum FitError {
 impl Losses {
     /// The first loss term that is NaN or infinite, with its value.
     pub fn non_finite(&self) -> Option<(&'static str, f32)> {
-        [("total", self.total), ("policy", self.policy), ("value", self.value), ("ownership", self.ownership)]
-            .into_iter()
-            .find(|(_, v)| !v.is_finite())
+        [
+            ("total", self.total),
+            ("policy", self.policy),
+            ("value", self.value),
+            ("ownership", self.ownership),
+        ]
+        .into_iter()
+        .find(|(_, v)| !v.is_finite())
     }
 }
 
@@ -146,7 +161,10 @@ pub fn tune_allocator() {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             extern "C" {
-                fn mallopt(param: std::os::raw::c_int, value: std::os::raw::c_int) -> std::os::raw::c_int;
+                fn mallopt(
+                    param: std::os::raw::c_int,
+                    value: std::os::raw::c_int,
+                ) -> std::os::raw::c_int;
             }
             const M_TRIM_THRESHOLD: std::os::raw::c_int = -1;
             const M_TOP_PAD: std::os::raw::c_int = -2;
@@ -328,7 +346,11 @@ impl Trainer {
             );
             let l = self.step(&batch);
             if let Some((what, value)) = l.non_finite() {
-                return Err(FitError::NonFinite { step: self.state.step, what, value });
+                return Err(FitError::NonFinite {
+                    step: self.state.step,
+                    what,
+                    value,
+                });
             }
             each(self, self.state.step, &l);
         }

@@ -47,13 +47,22 @@ pub struct LoopConfig {
 
 impl Default for LoopConfig {
     fn default() -> Self {
-        LoopConfig { iterations: 10, minutes: 0.0, games: 64, rating_every: 1, device: "cpu".into() }
+        LoopConfig {
+            iterations: 10,
+            minutes: 0.0,
+            games: 64,
+            rating_every: 1,
+            device: "cpu".into(),
+        }
     }
 }
 
 impl LoopConfig {
     pub fn from_table(table: &toml::Table) -> Result<LoopConfig, String> {
-        let t = table.get("loop").cloned().unwrap_or(toml::Value::Table(Default::default()));
+        let t = table
+            .get("loop")
+            .cloned()
+            .unwrap_or(toml::Value::Table(Default::default()));
         let cfg: LoopConfig = t.try_into().map_err(|e| format!("[loop]: {e}"))?;
         if cfg.games == 0 {
             return Err("loop.games must be at least 1".into());
@@ -66,7 +75,9 @@ impl LoopConfig {
         let d = cfg.device.as_str();
         let cuda_index = d.strip_prefix("cuda:").map(|n| n.parse::<usize>().is_ok());
         if !(d == "cpu" || d == "cuda" || cuda_index == Some(true)) {
-            return Err(format!("loop.device must be cpu, cuda or cuda:N (got `{d}`)"));
+            return Err(format!(
+                "loop.device must be cpu, cuda or cuda:N (got `{d}`)"
+            ));
         }
         Ok(cfg)
     }
@@ -83,13 +94,20 @@ pub struct FullConfig {
 
 impl FullConfig {
     pub fn load(path: &Path) -> Result<FullConfig> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
         let run = RunConfig::parse(&text).map_err(named)?;
         let train = TrainConfig::from_table(&run.table).map_err(named)?;
         let eval = EvalConfig::from_table(&run.table).map_err(named)?;
         let looping = LoopConfig::from_table(&run.table).map_err(named)?;
-        Ok(FullConfig { run, train, eval, looping, text })
+        Ok(FullConfig {
+            run,
+            train,
+            eval,
+            looping,
+            text,
+        })
     }
 }
 
@@ -117,17 +135,25 @@ pub struct LoopState {
 
 impl LoopState {
     fn start_of(iteration: u32) -> LoopState {
-        LoopState { format: FORMAT_VERSION, iteration, phase: Phase::SelfPlay, promoted: false }
+        LoopState {
+            format: FORMAT_VERSION,
+            iteration,
+            phase: Phase::SelfPlay,
+            promoted: false,
+        }
     }
 
     fn load(run: &RunDir) -> Result<LoopState> {
         let path = run.loop_state();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(LoopState::start_of(0)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LoopState::start_of(0))
+            }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let state: LoopState = serde_json::from_str(&text).with_context(|| format!("{} is not a loop state", path.display()))?;
+        let state: LoopState = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a loop state", path.display()))?;
         check_format(&path, state.format)?;
         Ok(state)
     }
@@ -182,7 +208,9 @@ impl IterationSummary {
 }
 
 fn name_of(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Command-line overrides of the `[loop]` table (they leave the frozen config as it is).
@@ -208,16 +236,29 @@ struct Looper {
 /// Run the loop until its iteration or time limit, or a stop request (SIGINT/SIGTERM, which
 /// ends it after the phase in progress); returns the summaries of the iterations completed by
 /// this invocation.
-pub fn run_loop(config: &Path, run: &Path, progress: bool, overrides: Overrides, mut report: impl FnMut(&IterationSummary)) -> Result<Vec<IterationSummary>> {
+pub fn run_loop(
+    config: &Path,
+    run: &Path,
+    progress: bool,
+    overrides: Overrides,
+    mut report: impl FnMut(&IterationSummary),
+) -> Result<Vec<IterationSummary>> {
     let mut looper = Looper::open(config, run, progress, overrides)?;
     let t_start = Instant::now();
     let mut state = LoopState::load(&looper.run)?;
     let mut done = Vec::new();
-    let mut summary = IterationSummary { iteration: state.iteration, resumed: state.phase != Phase::SelfPlay, ..Default::default() };
+    let mut summary = IterationSummary {
+        iteration: state.iteration,
+        resumed: state.phase != Phase::SelfPlay,
+        ..Default::default()
+    };
     let mut t_iter = Instant::now();
     loop {
         if selfplay::rundir::stop_requested() {
-            eprintln!("stopped at iteration {} before its {:?} phase; run the same command to resume", state.iteration, state.phase);
+            eprintln!(
+                "stopped at iteration {} before its {:?} phase; run the same command to resume",
+                state.iteration, state.phase
+            );
             break;
         }
         if state.phase == Phase::SelfPlay && looper.limit_reached(state.iteration, t_start) {
@@ -227,13 +268,20 @@ pub fn run_loop(config: &Path, run: &Path, progress: bool, overrides: Overrides,
         match state.phase {
             Phase::SelfPlay => {
                 t_iter = Instant::now();
-                summary = IterationSummary { iteration: it, ..Default::default() };
+                summary = IterationSummary {
+                    iteration: it,
+                    ..Default::default()
+                };
                 looper.self_play(it, &mut summary)?;
                 state.phase = Phase::Fit;
             }
             Phase::Fit => {
                 looper.fit(it, &mut summary)?;
-                state.phase = if selfplay::rundir::stop_requested() { Phase::Fit } else { Phase::Gate };
+                state.phase = if selfplay::rundir::stop_requested() {
+                    Phase::Fit
+                } else {
+                    Phase::Gate
+                };
             }
             Phase::Gate => {
                 state.promoted = looper.gate(it, &mut summary)?;
@@ -264,7 +312,8 @@ impl Looper {
             cfg.looping.minutes = m;
         }
         let run = RunDir::new(run);
-        std::fs::create_dir_all(run.root()).with_context(|| format!("cannot create {}", run.root().display()))?;
+        std::fs::create_dir_all(run.root())
+            .with_context(|| format!("cannot create {}", run.root().display()))?;
         let roles = [run.lock("train")?, run.lock("gate")?];
         for lock in &roles {
             if let Some(previous) = &lock.previous {
@@ -276,14 +325,29 @@ impl Looper {
             eprintln!("removed {} (left by a writer that was killed)", p.display());
         }
         let device = parse_device(&cfg.looping.device)?;
-        let tb = EventWriter::create(&run.tensorboard()).with_context(|| format!("cannot write TensorBoard events in {}", run.tensorboard().display()))?;
+        let tb = EventWriter::create(&run.tensorboard()).with_context(|| {
+            format!(
+                "cannot write TensorBoard events in {}",
+                run.tensorboard().display()
+            )
+        })?;
         let threads = match cfg.run.selfplay.threads {
             0 => default_threads(),
             n => n,
         };
         let gate_visits = cfg.eval.gate_visits.unwrap_or(cfg.run.search.visits);
         let rating_visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
-        let looper = Looper { cfg, run, device, tb, progress, threads, gate_visits, rating_visits, _roles: roles };
+        let looper = Looper {
+            cfg,
+            run,
+            device,
+            tb,
+            progress,
+            threads,
+            gate_visits,
+            rating_visits,
+            _roles: roles,
+        };
         looper.first_checkpoint()?;
         Ok(looper)
     }
@@ -292,7 +356,13 @@ impl Looper {
     /// exists but is broken is an error, never replaced by an ungated checkpoint.
     fn first_checkpoint(&self) -> Result<()> {
         if self.run.checkpoints().is_empty() {
-            let model = Model::random(&self.cfg.run.game, &self.cfg.run.network, &self.device, self.cfg.train.seed).map_err(anyhow::Error::msg)?;
+            let model = Model::random(
+                &self.cfg.run.game,
+                &self.cfg.run.network,
+                &self.device,
+                self.cfg.train.seed,
+            )
+            .map_err(anyhow::Error::msg)?;
             let dir = self.run.checkpoint(0);
             Trainer::new(model, self.cfg.train.clone()).save(&dir, None)?;
         }
@@ -324,7 +394,10 @@ impl Looper {
 
     fn self_play(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
         if let Some(shard) = self.run.iteration_shard(it) {
-            eprintln!("iteration {it}: self-play already written ({}), not replayed", shard.display());
+            eprintln!(
+                "iteration {it}: self-play already written ({}), not replayed",
+                shard.display()
+            );
             summary.resumed = true;
             return Ok(());
         }
@@ -332,20 +405,48 @@ impl Looper {
         let best = self.best()?;
         let model = self.load_checked(&best)?.for_inference();
         let name = name_of(&best);
-        let out = RunOutput { run: &self.run, model: &name, iteration: Some(it), progress: self.progress };
-        let seed = self.cfg.train.seed.wrapping_mul(1_000_003).wrapping_add(it as u64 * 1000);
-        let s = generate(&self.cfg.run, |_| NetEvaluator::new(&model), self.cfg.looping.games, self.threads, seed, &out)?;
+        let out = RunOutput {
+            run: &self.run,
+            model: &name,
+            iteration: Some(it),
+            progress: self.progress,
+        };
+        let seed = self
+            .cfg
+            .train
+            .seed
+            .wrapping_mul(1_000_003)
+            .wrapping_add(it as u64 * 1000);
+        let s = generate(
+            &self.cfg.run,
+            |_| NetEvaluator::new(&model),
+            self.cfg.looping.games,
+            self.threads,
+            seed,
+            &out,
+        )?;
         summary.games = s.games;
         summary.samples = s.samples;
-        let _ = self.tb.scalar("selfplay/decisions_per_second", (s.plies as f64 / s.seconds.max(1e-9)) as f32, it as u64);
-        let _ = self.tb.scalar("selfplay/mean_length", (s.plies as f64 / s.games.max(1) as f64) as f32, it as u64);
+        let _ = self.tb.scalar(
+            "selfplay/decisions_per_second",
+            (s.plies as f64 / s.seconds.max(1e-9)) as f32,
+            it as u64,
+        );
+        let _ = self.tb.scalar(
+            "selfplay/mean_length",
+            (s.plies as f64 / s.games.max(1) as f64) as f32,
+            it as u64,
+        );
         Ok(())
     }
 
     fn fit(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
         let window = Window::load(&self.run, &self.cfg.run.game, &self.cfg.train)?;
         summary.window = window.len();
-        let newest = self.run.newest_checkpoint().context("the run has no checkpoint")?;
+        let newest = self
+            .run
+            .newest_checkpoint()
+            .context("the run has no checkpoint")?;
         let mut trainer = Trainer::resume(&newest, self.cfg.train.clone(), &self.device)?;
         let target = (it as u64 + 1) * self.cfg.train.steps;
         let mut sum = Losses::default();
@@ -357,7 +458,8 @@ impl Looper {
             sum.add(l);
             n += 1;
             if step % 10 == 0 || step == target {
-                let rate = ((step - start) * t.cfg.batch_size as u64) as f32 / t0.elapsed().as_secs_f32();
+                let rate =
+                    ((step - start) * t.cfg.batch_size as u64) as f32 / t0.elapsed().as_secs_f32();
                 let _ = l.log(tb, step, t.cfg.lr_at(step - 1) as f32, rate);
             }
         })?;
@@ -373,32 +475,64 @@ impl Looper {
     /// Gate the newest checkpoint against the best; returns whether it was promoted. A gate
     /// already in `eval/matches.jsonl` (the loop was killed after it) is not played again.
     fn gate(&mut self, it: u32, summary: &mut IterationSummary) -> Result<bool> {
-        let candidate_dir = self.run.newest_checkpoint().context("the run has no checkpoint")?;
+        let candidate_dir = self
+            .run
+            .newest_checkpoint()
+            .context("the run has no checkpoint")?;
         let best_dir = self.best()?;
-        summary.step = summary.step.max(self.run.checkpoints().last().map(|c| c.0).unwrap_or(0));
+        summary.step = summary
+            .step
+            .max(self.run.checkpoints().last().map(|c| c.0).unwrap_or(0));
         let seed = it as u64 + 17;
-        let (a, b) = (format!("{}@{}", name_of(&candidate_dir), self.gate_visits), format!("{}@{}", name_of(&best_dir), self.gate_visits));
+        let (a, b) = (
+            format!("{}@{}", name_of(&candidate_dir), self.gate_visits),
+            format!("{}@{}", name_of(&best_dir), self.gate_visits),
+        );
         let earlier = eval::results::find_summary(&self.run.matches(), "gate", &a, &b, seed)?;
         if candidate_dir == best_dir {
             // Either nothing new was trained, or this iteration's gate promoted it before a
             // kill: its summary says which.
             let promoted_here = self.promoted_in_iteration(&candidate_dir, seed)?;
-            summary.gate = if promoted_here { "PROMOTED (before the restart)".into() } else { "skipped (no new checkpoint)".into() };
+            summary.gate = if promoted_here {
+                "PROMOTED (before the restart)".into()
+            } else {
+                "skipped (no new checkpoint)".into()
+            };
             return Ok(promoted_here);
         }
         let summary_line = match earlier {
             Some(s) => s,
             None => {
-                let (cand, best) = (self.contestant(&candidate_dir, self.gate_visits)?, self.contestant(&best_dir, self.gate_visits)?);
+                let (cand, best) = (
+                    self.contestant(&candidate_dir, self.gate_visits)?,
+                    self.contestant(&best_dir, self.gate_visits)?,
+                );
                 let out = MatchOutput::in_run(self.run.root(), &cand, &best, "gate-");
-                eval::gate(&self.cfg.run.game, &cand, &best, &self.cfg.eval, seed, self.progress, &out)?.summary
+                eval::gate(
+                    &self.cfg.run.game,
+                    &cand,
+                    &best,
+                    &self.cfg.eval,
+                    seed,
+                    self.progress,
+                    &out,
+                )?
+                .summary
             }
         };
         let promoted = summary_line.promoted.unwrap_or(false);
         let wdl = summary_line.wdl();
-        summary.gate = format!("{} {}-{}-{}", if promoted { "PROMOTED" } else { "rejected" }, wdl.wins, wdl.draws, wdl.losses);
+        summary.gate = format!(
+            "{} {}-{}-{}",
+            if promoted { "PROMOTED" } else { "rejected" },
+            wdl.wins,
+            wdl.draws,
+            wdl.losses
+        );
         let _ = self.tb.scalar("gate/score", wdl.score() as f32, it as u64);
-        let _ = self.tb.scalar("gate/promoted", promoted as u8 as f32, it as u64);
+        let _ = self
+            .tb
+            .scalar("gate/promoted", promoted as u8 as f32, it as u64);
         if promoted {
             self.run.set_best(&candidate_dir)?;
         }
@@ -413,12 +547,19 @@ impl Looper {
             return Ok(false);
         }
         let all = eval::results::read_summaries(&self.run.eval())?;
-        Ok(all.iter().any(|s| s.kind == "gate" && s.a.name == name && s.seed == seed && s.promoted == Some(true)))
+        Ok(all.iter().any(|s| {
+            s.kind == "gate" && s.a.name == name && s.seed == seed && s.promoted == Some(true)
+        }))
     }
 
     fn contestant(&self, dir: &Path, visits: u32) -> Result<Contestant> {
         let m = self.load_checked(dir)?;
-        Ok(Contestant::network(&m, &name_of(dir), visits, &self.cfg.run.search))
+        Ok(Contestant::network(
+            &m,
+            &name_of(dir),
+            visits,
+            &self.cfg.run.search,
+        ))
     }
 
     /// Rate the best model against the baselines (at iteration 0 and after a promotion), then
@@ -429,7 +570,15 @@ impl Looper {
         let (cfg, every) = (&self.cfg, self.cfg.looping.rating_every);
         if every > 0 && (it == 0 || promoted) && !cfg.eval.rating_baselines.is_empty() {
             let best = self.contestant(&best_dir, self.rating_visits)?;
-            eval::rating_matches(self.run.root(), &cfg.run.game, &cfg.run.search, &cfg.eval, &best, it as u64 + 1000, self.progress)?;
+            eval::rating_matches(
+                self.run.root(),
+                &cfg.run.game,
+                &cfg.run.search,
+                &cfg.eval,
+                &best,
+                it as u64 + 1000,
+                self.progress,
+            )?;
         }
         if self.run.eval().is_dir() {
             if let Ok(table) = eval::update_ratings(self.run.root(), RatingOptions::default()) {
@@ -451,11 +600,25 @@ mod tests {
 
     #[test]
     fn a_resumed_iteration_says_what_it_did_not_do_instead_of_printing_zeros() {
-        let resumed = IterationSummary { iteration: 3, resumed: true, step: 40, ..Default::default() };
+        let resumed = IterationSummary {
+            iteration: 3,
+            resumed: true,
+            step: 40,
+            ..Default::default()
+        };
         let line = resumed.line();
-        assert!(line.contains("self-play done before the restart") && line.contains("fitted before the restart"), "{line}");
+        assert!(
+            line.contains("self-play done before the restart")
+                && line.contains("fitted before the restart"),
+            "{line}"
+        );
         assert!(!line.contains("0 games"), "{line}");
-        let fresh = IterationSummary { games: 8, samples: 90, losses: Some(Losses::default()), ..Default::default() };
+        let fresh = IterationSummary {
+            games: 8,
+            samples: 90,
+            losses: Some(Losses::default()),
+            ..Default::default()
+        };
         assert!(fresh.line().contains("8 games 90 samples"));
     }
 
@@ -466,7 +629,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         LoopState::start_of(2).save(&run).unwrap();
         assert_eq!(LoopState::load(&run).unwrap().iteration, 2);
-        std::fs::write(run.loop_state(), r#"{"format": 99, "iteration": 1, "phase": "fit"}"#).unwrap();
+        std::fs::write(
+            run.loop_state(),
+            r#"{"format": 99, "iteration": 1, "phase": "fit"}"#,
+        )
+        .unwrap();
         let e = LoopState::load(&run).unwrap_err().to_string();
         assert!(e.contains("loop.json") && e.contains("newer"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);

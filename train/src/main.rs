@@ -87,29 +87,64 @@ enum Cmd {
 
 fn main() -> Result<()> {
     match Cli::parse().cmd {
-        Cmd::Fit { config, run, steps, until, device } => fit(&config, &run, steps, until, &device),
-        Cmd::Bench { config, device, steps, batch, reference, rounds } => {
-            bench(&config, &device, steps, batch, reference, rounds)
-        }
+        Cmd::Fit {
+            config,
+            run,
+            steps,
+            until,
+            device,
+        } => fit(&config, &run, steps, until, &device),
+        Cmd::Bench {
+            config,
+            device,
+            steps,
+            batch,
+            reference,
+            rounds,
+        } => bench(&config, &device, steps, batch, reference, rounds),
         Cmd::Export { model, out } => {
             let dir = eval::players::resolve_checkpoint(&model)?;
             let m = Model::load(&dir, &parse_device("cpu")?)?;
             m.check_finite(&m.meta.game, &dir)?;
             let n = train::export::export(&m, &out).map_err(anyhow::Error::msg)?;
-            println!("{n} arrays of {} (step {}) -> {}", dir.display(), m.meta.step, out.display());
+            println!(
+                "{n} arrays of {} (step {}) -> {}",
+                dir.display(),
+                m.meta.step,
+                out.display()
+            );
             Ok(())
         }
-        Cmd::Loop { config, run, iterations, minutes, quiet } => {
+        Cmd::Loop {
+            config,
+            run,
+            iterations,
+            minutes,
+            quiet,
+        } => {
             install_stop_handler();
             let t0 = Instant::now();
-            let overrides = train::looping::Overrides { iterations, minutes };
-            let done = train::looping::run_loop(&config, &run, !quiet, overrides, |s| println!("{}", s.line()))?;
-            println!("{} iterations in {:.1} min", done.len(), t0.elapsed().as_secs_f64() / 60.0);
+            let overrides = train::looping::Overrides {
+                iterations,
+                minutes,
+            };
+            let done = train::looping::run_loop(&config, &run, !quiet, overrides, |s| {
+                println!("{}", s.line())
+            })?;
+            println!(
+                "{} iterations in {:.1} min",
+                done.len(),
+                t0.elapsed().as_secs_f64() / 60.0
+            );
             match eval::update_ratings(&run, eval::RatingOptions::default()) {
                 Ok(table) => {
                     println!("{}", eval::ratings::format_table(&table));
                     let r = RunDir::new(&run);
-                    println!("ratings: {} and {}", r.ratings_json().display(), r.ratings_svg().display());
+                    println!(
+                        "ratings: {} and {}",
+                        r.ratings_json().display(),
+                        r.ratings_svg().display()
+                    );
                 }
                 Err(e) => println!("no ratings yet: {e}"),
             }
@@ -222,7 +257,10 @@ fn fit(
         eprintln!("warning: TensorBoard events not written: {e}");
     }
     if selfplay::rundir::stop_requested() {
-        eprintln!("stopped at step {} of {target}: saving it; `train fit --until {target}` continues", trainer.state.step);
+        eprintln!(
+            "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
+            trainer.state.step
+        );
     }
     let dir = run.checkpoint(trainer.state.step);
     trainer.save(&dir, last)?;
@@ -305,21 +343,39 @@ fn bench(
         train.batch_size,
         train.optimizer
     );
-    println!("burn train batch {:>4}: {rate:>9.1} samples/s", train.batch_size);
+    println!(
+        "burn train batch {:>4}: {rate:>9.1} samples/s",
+        train.batch_size
+    );
     if !reference {
         return Ok(());
     }
-    let shape = selfplay::bench::Shape { planes: window.planes, height: window.board.height(), width: window.board.width(), policy_len: window.policy_len };
+    let shape = selfplay::bench::Shape {
+        planes: window.planes,
+        height: window.board.height(),
+        width: window.board.width(),
+        policy_len: window.policy_len,
+    };
     let mut ratios = Vec::new();
     for round in 0..rounds {
         let burn = if round == 0 { rate } else { time_burn() };
-        let text = selfplay::bench::run_reference("train", shape, n, &[train.batch_size], 10.0).map_err(anyhow::Error::msg)?;
-        let jax = selfplay::bench::rate_at(&text, "jax train", train.batch_size)
-            .ok_or_else(|| anyhow::anyhow!("no 'jax train batch {}' line in the reference output:\n{text}", train.batch_size))?;
+        let text = selfplay::bench::run_reference("train", shape, n, &[train.batch_size], 10.0)
+            .map_err(anyhow::Error::msg)?;
+        let jax =
+            selfplay::bench::rate_at(&text, "jax train", train.batch_size).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no 'jax train batch {}' line in the reference output:\n{text}",
+                    train.batch_size
+                )
+            })?;
         if rounds == 1 {
             print!("{text}");
         } else {
-            println!("round {}: burn {burn:.1}, jax {jax:.1} samples/s: {:.2}", round + 1, burn / jax);
+            println!(
+                "round {}: burn {burn:.1}, jax {jax:.1} samples/s: {:.2}",
+                round + 1,
+                burn / jax
+            );
         }
         ratios.push(burn / jax);
     }
@@ -327,8 +383,15 @@ fn bench(
     if rounds == 1 {
         println!("burn / jax: {:.2}", ratios[0]);
     } else {
-        let list = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" ");
-        println!("burn / jax: median {:.2} of {rounds} rounds ({list})", ratios[rounds / 2]);
+        let list = ratios
+            .iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!(
+            "burn / jax: median {:.2} of {rounds} rounds ({list})",
+            ratios[rounds / 2]
+        );
     }
     Ok(())
 }

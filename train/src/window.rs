@@ -84,7 +84,10 @@ impl Window {
         let metas = matching_shards(run, &expected, &mut skip);
         let total: usize = metas.iter().map(|(_, m)| m.samples).sum();
         let want = cfg.window_size(total);
-        let start = game.start().map_err(|e| WindowError::Io { path: "config".into(), msg: e.to_string() })?;
+        let start = game.start().map_err(|e| WindowError::Io {
+            path: "config".into(),
+            msg: e.to_string(),
+        })?;
         // Second pass: the arrays of the newest shards until the window is full.
         let mut samples = Vec::with_capacity(want);
         let mut used = Vec::new();
@@ -113,7 +116,10 @@ impl Window {
                 }
             }
             if broken > 0 {
-                skip(format!("{}: {broken} samples with NaN or infinite numbers skipped", path.display()));
+                skip(format!(
+                    "{}: {broken} samples with NaN or infinite numbers skipped",
+                    path.display()
+                ));
             }
         }
         if samples.is_empty() {
@@ -181,7 +187,11 @@ impl Window {
 
 /// First pass, newest first, metadata only: the shards whose samples have `expected`'s game
 /// and shapes.
-fn matching_shards(run: &RunDir, expected: &ShardMeta, skip: &mut impl FnMut(String)) -> Vec<(PathBuf, ShardMeta)> {
+fn matching_shards(
+    run: &RunDir,
+    expected: &ShardMeta,
+    skip: &mut impl FnMut(String),
+) -> Vec<(PathBuf, ShardMeta)> {
     let mut metas = Vec::new();
     for path in run.shards().iter().rev() {
         match read_shard_meta(path) {
@@ -207,12 +217,26 @@ fn matching_shards(run: &RunDir, expected: &ShardMeta, skip: &mut impl FnMut(Str
 /// Sample `i` of a shard, in flat arrays.
 fn sample_of(shard: &Shard, i: usize) -> SampleView {
     SampleView {
-        inputs: shard.inputs.index_axis(ndarray::Axis(0), i).iter().copied().collect(),
+        inputs: shard
+            .inputs
+            .index_axis(ndarray::Axis(0), i)
+            .iter()
+            .copied()
+            .collect(),
         legal: shard.legal.row(i).iter().map(|&l| l as f32).collect(),
         policy: shard.policy.row(i).to_vec(),
         policy_weight: shard.policy_weight[i],
-        value: [shard.value[[i, 0]], shard.value[[i, 1]], shard.value[[i, 2]]],
-        ownership: shard.ownership.index_axis(ndarray::Axis(0), i).iter().copied().collect(),
+        value: [
+            shard.value[[i, 0]],
+            shard.value[[i, 1]],
+            shard.value[[i, 2]],
+        ],
+        ownership: shard
+            .ownership
+            .index_axis(ndarray::Axis(0), i)
+            .iter()
+            .copied()
+            .collect(),
     }
 }
 

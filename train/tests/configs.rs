@@ -15,10 +15,14 @@ fn every_shipped_config_is_valid() {
     for entry in std::fs::read_dir(configs_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let cfg = FullConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+            let cfg =
+                FullConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
             cfg.run.game.start().unwrap();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let family = serde_json::to_value(&cfg.run.game).unwrap()["game"].as_str().unwrap().to_string();
+            let family = serde_json::to_value(&cfg.run.game).unwrap()["game"]
+                .as_str()
+                .unwrap()
+                .to_string();
             if name.contains("quick") {
                 games.insert((family.clone(), "quick"));
             }
@@ -30,8 +34,14 @@ fn every_shipped_config_is_valid() {
     }
     assert!(seen >= 8, "{seen} configs");
     for family in ["lifeline", "square_lifeline", "leblin", "vigilance"] {
-        assert!(games.contains(&(family.to_string(), "quick")), "a quick config for {family}");
-        assert!(games.contains(&(family.to_string(), "full")), "a full config for {family}");
+        assert!(
+            games.contains(&(family.to_string(), "quick")),
+            "a quick config for {family}"
+        );
+        assert!(
+            games.contains(&(family.to_string(), "full")),
+            "a full config for {family}"
+        );
     }
 }
 
@@ -52,8 +62,16 @@ fn invalid_configs_name_the_file_and_field() {
         assert!(base.contains(from), "{from}");
         let path = dir.join("bad.toml");
         std::fs::write(&path, base.replacen(from, to, 1)).unwrap();
-        let e = format!("{:#}", FullConfig::load(&path).err().unwrap_or_else(|| panic!("{to} accepted")));
-        assert!(e.contains("bad.toml") && e.contains(field), "{e} should name the file and {field}");
+        let e = format!(
+            "{:#}",
+            FullConfig::load(&path)
+                .err()
+                .unwrap_or_else(|| panic!("{to} accepted"))
+        );
+        assert!(
+            e.contains("bad.toml") && e.contains(field),
+            "{e} should name the file and {field}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,10 +5,10 @@ use engine::{Action, AnyGame, Game, GameConfig};
 use rand::{Rng, SeedableRng};
 use selfplay::model::Model;
 use selfplay::net::NetConfig;
+use selfplay::rundir::RunDir;
 use selfplay::shard::{write_shard, Sample, ShardMeta};
 use std::path::{Path, PathBuf};
 use train::config::{OptimizerKind, Schedule, TrainConfig};
-use selfplay::rundir::RunDir;
 use train::fit::Trainer;
 use train::window::{board_mask, inverse, transform_sample, SampleView, Window};
 
@@ -133,7 +133,8 @@ fn training_overfits_a_handful_of_samples() {
     let model = Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap();
     let mut t = Trainer::new(model, tc.clone());
     let mut history = Vec::new();
-    t.train_until(&window, 600, |_, _, l| history.push(*l)).unwrap();
+    t.train_until(&window, 600, |_, _, l| history.push(*l))
+        .unwrap();
     let first = history[..5].iter().map(|l| l.total).sum::<f32>() / 5.0;
     let last: Vec<_> = history[history.len() - 10..].to_vec();
     let mean =
@@ -346,10 +347,14 @@ fn corrupt_shards_are_skipped_with_the_file_named() {
 #[test]
 fn a_missing_run_directory_is_a_clear_error() {
     let missing = std::env::temp_dir().join("lifeline-zero-no-such-run");
-    let e = Window::load(&RunDir::new(&missing), &lifeline3(), &TrainConfig::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = Window::load(
+        &RunDir::new(&missing),
+        &lifeline3(),
+        &TrainConfig::default(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(
         e.contains("lifeline-zero-no-such-run") && e.contains("no such run directory"),
         "{e}"
@@ -373,7 +378,13 @@ fn samples_with_nan_are_skipped_with_the_shard_named() {
     write_samples(&run, &cfg, "shard-1-1.npz", &s);
     let w = Window::load(&RunDir::new(&run), &cfg, &TrainConfig::default()).unwrap();
     assert_eq!(w.len(), 8, "the two broken samples are left out");
-    assert!(w.skipped.iter().any(|m| m.contains("shard-1-1.npz") && m.contains("2 samples")), "{:?}", w.skipped);
+    assert!(
+        w.skipped
+            .iter()
+            .any(|m| m.contains("shard-1-1.npz") && m.contains("2 samples")),
+        "{:?}",
+        w.skipped
+    );
     let _ = std::fs::remove_dir_all(&run);
 }
 
@@ -382,11 +393,24 @@ fn a_diverging_fit_stops_with_an_error_and_writes_no_checkpoint() {
     let cfg = lifeline3();
     let run = temp_run("diverge");
     write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 16, 6));
-    let tc = TrainConfig { batch_size: 8, learning_rate: 1e30, ..TrainConfig::default() };
+    let tc = TrainConfig {
+        batch_size: 8,
+        learning_rate: 1e30,
+        ..TrainConfig::default()
+    };
     let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
-    let mut t = Trainer::new(Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap(), tc);
-    let e = t.train_until(&window, 50, |_, _, _| {}).unwrap_err().to_string();
-    assert!(e.contains("not finite") && e.contains("learning_rate"), "{e}");
+    let mut t = Trainer::new(
+        Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap(),
+        tc,
+    );
+    let e = t
+        .train_until(&window, 50, |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not finite") && e.contains("learning_rate"),
+        "{e}"
+    );
     // The weights it was left with are refused too, so no broken checkpoint can be written.
     let dir = RunDir::new(&run).checkpoint(t.state.step);
     let e = t.save(&dir, None).unwrap_err().to_string();
@@ -404,7 +428,13 @@ fn the_window_takes_only_the_configs_game_whatever_the_newest_shard() {
     write_samples(&run, &four, "shard-2-1.npz", &samples(&four, 6, 7));
     let w = Window::load(&RunDir::new(&run), &three, &TrainConfig::default()).unwrap();
     assert_eq!((w.len(), w.game.clone()), (10, three.clone()));
-    assert!(w.skipped.iter().any(|m| m.contains("shard-2-1.npz") && m.contains("lifeline-4")), "{:?}", w.skipped);
+    assert!(
+        w.skipped
+            .iter()
+            .any(|m| m.contains("shard-2-1.npz") && m.contains("lifeline-4")),
+        "{:?}",
+        w.skipped
+    );
     let w = Window::load(&RunDir::new(&run), &four, &TrainConfig::default()).unwrap();
     assert_eq!(w.len(), 6);
     let _ = std::fs::remove_dir_all(&run);

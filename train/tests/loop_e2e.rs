@@ -49,13 +49,22 @@ fn temp(name: &str) -> PathBuf {
 
 fn files(dir: &Path, prefix: &str) -> Vec<String> {
     std::fs::read_dir(dir)
-        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(prefix)).collect())
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn train_loop(config: &Path, run: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_train"));
-    c.args(["loop", "--quiet", "--config"]).arg(config).arg("--run").arg(run).args(extra);
+    c.args(["loop", "--quiet", "--config"])
+        .arg(config)
+        .arg("--run")
+        .arg(run)
+        .args(extra);
     c
 }
 
@@ -67,28 +76,70 @@ fn two_iterations_leave_every_artifact() {
     let run = dir.join("run");
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("iter")).count(), 2, "{stdout}");
-    assert!(stdout.contains("random"), "the rating table ends the output: {stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("iter")).count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("random"),
+        "the rating table ends the output: {stdout}"
+    );
     // Checkpoints: the initial network and one per iteration (4 steps each), with the best pointer.
     for step in ["000000", "000004", "000008"] {
-        assert!(run.join("models").join(step).join("weights.bpk").is_file(), "checkpoint {step}");
-        assert!(run.join("models").join(step).join("optimizer.bpk").is_file() || step == "000000");
+        assert!(
+            run.join("models").join(step).join("weights.bpk").is_file(),
+            "checkpoint {step}"
+        );
+        assert!(
+            run.join("models")
+                .join(step)
+                .join("optimizer.bpk")
+                .is_file()
+                || step == "000000"
+        );
     }
     let best = std::fs::read_to_string(run.join("models/best")).unwrap();
-    assert!(run.join("models").join(best.trim()).is_dir(), "best points at a checkpoint: {best}");
-    assert_eq!(files(&run.join("selfplay"), "shard-").len(), 2, "one shard per iteration");
+    assert!(
+        run.join("models").join(best.trim()).is_dir(),
+        "best points at a checkpoint: {best}"
+    );
+    assert_eq!(
+        files(&run.join("selfplay"), "shard-").len(),
+        2,
+        "one shard per iteration"
+    );
     assert_eq!(files(&run.join("selfplay"), "records-").len(), 2);
     assert!(run.join("eval/matches.jsonl").is_file());
     assert!(run.join("eval/ratings.json").is_file() && run.join("eval/ratings.svg").is_file());
     let tb = files(&run.join("tb"), "events.out.tfevents");
     assert!(!tb.is_empty());
-    let scalars: Vec<_> = tb.iter().flat_map(|f| train::tb::read_scalars(&run.join("tb").join(f)).unwrap()).collect();
-    for tag in ["loss/policy", "loss/value", "loss/ownership", "policy/entropy", "train/learning_rate", "train/samples_per_second"] {
+    let scalars: Vec<_> = tb
+        .iter()
+        .flat_map(|f| train::tb::read_scalars(&run.join("tb").join(f)).unwrap())
+        .collect();
+    for tag in [
+        "loss/policy",
+        "loss/value",
+        "loss/ownership",
+        "policy/entropy",
+        "train/learning_rate",
+        "train/samples_per_second",
+    ] {
         assert!(scalars.iter().any(|s| s.0 == tag), "TensorBoard has {tag}");
     }
-    assert_eq!(std::fs::read_to_string(run.join("config.toml")).unwrap(), TINY, "the config is frozen in the run");
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(run.join("config.toml")).unwrap(),
+        TINY,
+        "the config is frozen in the run"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
     assert_eq!(state["iteration"], 2);
 
     // Another config for the same run is refused, naming the frozen file.
@@ -105,12 +156,22 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     let dir = temp("kill");
     let config = dir.join("tiny.toml");
     // More games per iteration than the other test, so the kill lands mid-run.
-    std::fs::write(&config, TINY.replace("iterations = 2", "iterations = 3").replace("games = 4\n", "games = 24\n")).unwrap();
+    std::fs::write(
+        &config,
+        TINY.replace("iterations = 2", "iterations = 3")
+            .replace("games = 4\n", "games = 24\n"),
+    )
+    .unwrap();
     let run = dir.join("run");
-    let mut child = train_loop(&config, &run, &[]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = train_loop(&config, &run, &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     // Kill it once the first iteration's checkpoint is on disk (mid-run, in whatever phase).
     let t0 = Instant::now();
-    while !run.join("models/000004/weights.bpk").exists() && t0.elapsed() < Duration::from_secs(300) {
+    while !run.join("models/000004/weights.bpk").exists() && t0.elapsed() < Duration::from_secs(300)
+    {
         if child.try_wait().unwrap().is_some() {
             break;
         }
@@ -118,19 +179,40 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    let before: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap_or_else(|_| "{}".into())).unwrap();
-    assert!(before["iteration"].as_u64().unwrap_or(0) < 3, "the kill came before the end: {before}");
+    let before: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join("loop.json")).unwrap_or_else(|_| "{}".into()),
+    )
+    .unwrap();
+    assert!(
+        before["iteration"].as_u64().unwrap_or(0) < 3,
+        "the kill came before the end: {before}"
+    );
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
-    assert_eq!(state["iteration"], 3, "the resumed loop finished (state before: {before})");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    assert_eq!(
+        state["iteration"], 3,
+        "the resumed loop finished (state before: {before})"
+    );
     for step in ["000004", "000008", "000012"] {
-        assert!(run.join("models").join(step).join("weights.bpk").is_file(), "checkpoint {step}");
+        assert!(
+            run.join("models").join(step).join("weights.bpk").is_file(),
+            "checkpoint {step}"
+        );
     }
     // It continued rather than starting over: one checkpoint per iteration, and at most one
     // self-play shard more than iterations (the games of a phase cut short are played again).
-    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run).checkpoints().iter().map(|c| c.0).collect();
+    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run)
+        .checkpoints()
+        .iter()
+        .map(|c| c.0)
+        .collect();
     assert_eq!(steps, vec![0, 4, 8, 12]);
     let shards = files(&run.join("selfplay"), "shard-").len();
     assert!((3..=4).contains(&shards), "{shards} shards");
@@ -142,7 +224,14 @@ fn match_keys(run: &Path) -> Vec<(String, String, String, u64)> {
     let text = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap_or_default();
     text.lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .map(|v| (v["kind"].as_str().unwrap().to_string(), v["a"]["name"].as_str().unwrap().to_string(), v["b"]["name"].as_str().unwrap().to_string(), v["seed"].as_u64().unwrap()))
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap().to_string(),
+                v["a"]["name"].as_str().unwrap().to_string(),
+                v["b"]["name"].as_str().unwrap().to_string(),
+                v["seed"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -151,24 +240,53 @@ fn match_keys(run: &Path) -> Vec<(String, String, String, u64)> {
 fn check_finished_run(run: &Path, iterations: usize, context: &str) {
     let shards = files(&run.join("selfplay"), "shard-");
     let records = files(&run.join("selfplay"), "records-");
-    assert_eq!(shards.len(), iterations, "{context}: one shard per iteration: {shards:?}");
-    assert_eq!(records.len(), iterations, "{context}: one record file per iteration: {records:?}");
+    assert_eq!(
+        shards.len(),
+        iterations,
+        "{context}: one shard per iteration: {shards:?}"
+    );
+    assert_eq!(
+        records.len(),
+        iterations,
+        "{context}: one record file per iteration: {records:?}"
+    );
     let keys = match_keys(run);
     let mut unique = keys.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), keys.len(), "{context}: a match was counted twice: {keys:?}");
+    assert_eq!(
+        unique.len(),
+        keys.len(),
+        "{context}: a match was counted twice: {keys:?}"
+    );
     for (kind, a, _, _) in keys.iter().filter(|k| k.0 == "gate") {
-        let v: Vec<_> = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap().lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).collect();
-        let promoted = v.iter().any(|s| s["kind"] == kind.as_str() && s["a"]["name"] == a.as_str() && s["promoted"] == true);
+        let v: Vec<_> = std::fs::read_to_string(run.join("eval/matches.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect();
+        let promoted = v.iter().any(|s| {
+            s["kind"] == kind.as_str() && s["a"]["name"] == a.as_str() && s["promoted"] == true
+        });
         if promoted {
-            assert!(keys.iter().any(|k| k.0 == "match" && &k.1 == a), "{context}: promoted {a} was never rated: {keys:?}");
+            assert!(
+                keys.iter().any(|k| k.0 == "match" && &k.1 == a),
+                "{context}: promoted {a} was never rated: {keys:?}"
+            );
         }
     }
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
     assert_eq!(state["iteration"], iterations as u64, "{context}");
-    let leftovers: Vec<_> = ["", "models", "selfplay", "eval"].iter().flat_map(|d| files(&run.join(d), ".")).filter(|n| n.contains(".tmp-")).collect();
-    assert!(leftovers.is_empty(), "{context}: temporary files left: {leftovers:?}");
+    let leftovers: Vec<_> = ["", "models", "selfplay", "eval"]
+        .iter()
+        .flat_map(|d| files(&run.join(d), "."))
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "{context}: temporary files left: {leftovers:?}"
+    );
 }
 
 #[test]
@@ -180,20 +298,36 @@ fn a_loop_killed_at_any_rename_resumes_without_duplicates() {
     let mut killed = 0;
     for n in 1.. {
         let run = dir.join(format!("run-{n}"));
-        let status = train_loop(&config, &run, &[]).env("LIFELINE_KILL_AT_RENAME", n.to_string()).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+        let status = train_loop(&config, &run, &[])
+            .env("LIFELINE_KILL_AT_RENAME", n.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
         if status.success() {
             // No rename left to kill at: every rename of the run has been covered.
             check_finished_run(&run, 2, "never killed");
             break;
         }
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "rename {n}: killed, not failed");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9),
+            "rename {n}: killed, not failed"
+        );
         killed += 1;
         let out = train_loop(&config, &run, &[]).output().unwrap();
-        assert!(out.status.success(), "rename {n}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "rename {n}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         check_finished_run(&run, 2, &format!("killed at rename {n}"));
         let _ = std::fs::remove_dir_all(&run);
     }
-    assert!(killed >= 10, "a 2-iteration run has at least 10 renames, {killed} were killed");
+    assert!(
+        killed >= 10,
+        "a 2-iteration run has at least 10 renames, {killed} were killed"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -207,11 +341,23 @@ fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(stderr.contains(&format!("pid {}", std::process::id())) && stderr.contains("in use"), "{stderr}");
-    assert!(!run.join("selfplay").exists(), "the refused loop wrote nothing");
+    assert!(
+        stderr.contains(&format!("pid {}", std::process::id())) && stderr.contains("in use"),
+        "{stderr}"
+    );
+    assert!(
+        !run.join("selfplay").exists(),
+        "the refused loop wrote nothing"
+    );
     drop(held);
-    let out = train_loop(&config, &run, &["--iterations", "1"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = train_loop(&config, &run, &["--iterations", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -221,12 +367,23 @@ fn a_broken_best_pointer_stops_the_loop_instead_of_promoting_the_newest() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    assert!(train_loop(&config, &run, &["--iterations", "1"]).output().unwrap().status.success());
+    assert!(train_loop(&config, &run, &["--iterations", "1"])
+        .output()
+        .unwrap()
+        .status
+        .success());
     std::fs::write(run.join("models/best"), "000999\n").unwrap();
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("models/best") && stderr.contains("000999"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(run.join("models/best")).unwrap(), "000999\n", "left for a person to fix");
+    assert!(
+        !out.status.success() && stderr.contains("models/best") && stderr.contains("000999"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.join("models/best")).unwrap(),
+        "000999\n",
+        "left for a person to fix"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -234,24 +391,54 @@ fn a_broken_best_pointer_stops_the_loop_instead_of_promoting_the_newest() {
 fn sigterm_finishes_the_phase_says_so_and_the_run_resumes() {
     let dir = temp("sigterm");
     let config = dir.join("tiny.toml");
-    std::fs::write(&config, TINY.replace("iterations = 2", "iterations = 0").replace("games = 4\n", "games = 16\n")).unwrap();
+    std::fs::write(
+        &config,
+        TINY.replace("iterations = 2", "iterations = 0")
+            .replace("games = 4\n", "games = 16\n"),
+    )
+    .unwrap();
     let run = dir.join("run");
-    let child = train_loop(&config, &run, &[]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = train_loop(&config, &run, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     while !run.join("models/000004").exists() && t0.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(term.success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "a stop request ends the loop cleanly: {stderr}");
-    assert!(stderr.contains("stopping: finishing the write in progress") && stderr.contains("run the same command to resume"), "{stderr}");
+    assert!(
+        out.status.success(),
+        "a stop request ends the loop cleanly: {stderr}"
+    );
+    assert!(
+        stderr.contains("stopping: finishing the write in progress")
+            && stderr.contains("run the same command to resume"),
+        "{stderr}"
+    );
     // Nothing half written, and the run goes on from where it stopped.
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
     let stopped_at = state["iteration"].as_u64().unwrap();
-    let out = train_loop(&config, &run, &["--iterations", &(stopped_at + 1).to_string()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = train_loop(
+        &config,
+        &run,
+        &["--iterations", &(stopped_at + 1).to_string()],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     check_finished_run(&run, stopped_at as usize + 1, "after SIGTERM");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -262,13 +449,34 @@ fn fit_with_another_games_config_is_refused() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    assert!(train_loop(&config, &run, &["--iterations", "1"]).output().unwrap().status.success());
+    assert!(train_loop(&config, &run, &["--iterations", "1"])
+        .output()
+        .unwrap()
+        .status
+        .success());
     let other = dir.join("weak.toml");
-    std::fs::write(&other, TINY.replace("balance = \"strong\"", "balance = \"weak\"")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_train")).args(["fit", "--steps", "2", "--config"]).arg(&other).arg("--run").arg(&run).output().unwrap();
+    std::fs::write(
+        &other,
+        TINY.replace("balance = \"strong\"", "balance = \"weak\""),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["fit", "--steps", "2", "--config"])
+        .arg(&other)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("cannot play") && stderr.contains("weak"), "{stderr}");
-    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run).checkpoints().iter().map(|c| c.0).collect();
+    assert!(
+        !out.status.success() && stderr.contains("cannot play") && stderr.contains("weak"),
+        "{stderr}"
+    );
+    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run)
+        .checkpoints()
+        .iter()
+        .map(|c| c.0)
+        .collect();
     assert_eq!(steps, vec![0, 4], "no checkpoint was trained on");
     let _ = std::fs::remove_dir_all(&dir);
 }
