@@ -143,7 +143,7 @@ impl Board {
         let mut coords = Vec::new();
         for r in 0..2 * n - 1 {
             for q in 0..2 * n - 1 {
-                if (q - r).abs() <= n - 1 {
+                if (q - r).abs() < n {
                     coords.push((q, r));
                 }
             }

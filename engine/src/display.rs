@@ -31,11 +31,7 @@ pub fn render(board: &Board, symbol: impl Fn(Cell) -> char) -> String {
     let mut letters = String::from("    ");
     if board.lattice() == Lattice::Square {
         for q in 0..board.width() as i32 {
-            letters.push_str(
-                &crate::notation::format_coords(q, 0)
-                    .trim_end_matches('1')
-                    .to_string(),
-            );
+            letters.push_str(crate::notation::format_coords(q, 0).trim_end_matches('1'));
             letters.push(' ');
         }
     } else {

@@ -428,7 +428,7 @@ impl SquareLifeline {
     /// the incursion rules.
     #[inline]
     fn incursion_allowed(&self, incursion: bool, groups: u32) -> bool {
-        !incursion || (!self.forbidden() && !(self.last_minimal && groups == 1))
+        !incursion || !(self.forbidden() || (self.last_minimal && groups == 1))
     }
 
     /// Play the placements `placed` from the board `start` (by colour) for the mover, capturing
@@ -781,7 +781,7 @@ const fn ring_simple_table() -> [bool; 256] {
             );
             if here && !before {
                 // A run made of one diagonal point holds no neighbour of x.
-                if !(i % 2 == 1 && !after) {
+                if i % 2 == 0 || after {
                     runs += 1;
                 }
             }

@@ -53,5 +53,5 @@ pub fn stones(colour: usize, set: &CellSet) -> u64 {
 /// Key of a small counter value; values past the table fold onto it (still deterministic).
 #[inline]
 pub fn counter(field: usize, value: usize) -> u64 {
-    COUNTER[field][value % 64] ^ (value / 64) as u64 * 0x2545_F491_4F6C_DD1D
+    COUNTER[field][value % 64] ^ ((value / 64) as u64 * 0x2545_F491_4F6C_DD1D)
 }

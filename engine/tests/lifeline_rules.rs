@@ -596,7 +596,7 @@ fn komi_spending_keeps_white_alive_without_placements() {
     };
     let g = Lifeline::from_position(opts, &pos).unwrap();
     assert!(g.outcome().is_none());
-    assert_eq!(legal(&g).contains(&Action::SpendKomi), true);
+    assert!(legal(&g).contains(&Action::SpendKomi));
 }
 
 #[test]

@@ -83,7 +83,7 @@ fn check_square(opts: SquareOptions, seed: u64, sample: usize) -> usize {
                 r => panic!("Square Lifeline does not end by {r:?}"),
             }
         }
-        if k % sample == 0 {
+        if k.is_multiple_of(sample) {
             check_position(after);
         }
     });
@@ -183,7 +183,7 @@ fn check_leblin(opts: LeblinOptions, seed: u64, sample: usize) -> usize {
         }
         // Every legal placement is legal by the naive rule too, and the other points are not
         // (checked on sampled positions).
-        if k % sample == 0 {
+        if k.is_multiple_of(sample) {
             check_position(after);
             if after.outcome().is_none() && after.handicap_left() == 0 {
                 let mut legal = Vec::new();

@@ -43,7 +43,7 @@ fn check_game(opts: VigilanceOptions, seed: u64, sample: usize) -> usize {
             let me = before.to_move();
             assert_eq!(after.stones(me).len(), before.stones(me).len());
         }
-        if k % sample == 0 {
+        if k.is_multiple_of(sample) {
             check_position(after);
             let back = Vigilance::from_position(opts.clone(), &after.position()).unwrap();
             assert_eq!(back.position(), after.position());

@@ -89,7 +89,7 @@ impl EvalConfig {
         if self.max_games < 2 {
             return Err("eval.max_games must be at least 2".into());
         }
-        if self.gate_batch < 2 || self.gate_batch % 2 != 0 {
+        if self.gate_batch < 2 || !self.gate_batch.is_multiple_of(2) {
             return Err("eval.gate_batch must be an even number of at least 2 (openings are played in pairs)".into());
         }
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
@@ -121,9 +121,11 @@ impl EvalConfig {
         }
         for b in &self.rating_baselines {
             match PlayerSpec::parse(b) {
-                Ok(PlayerSpec::Checkpoint { .. }) => return Err(format!(
+                Ok(PlayerSpec::Checkpoint { .. }) => {
+                    return Err(format!(
                     "eval.rating_baselines: `{b}` is not a baseline (expected random or mcts:N)"
-                )),
+                ))
+                }
                 Ok(_) => {}
                 Err(e) => return Err(format!("eval.rating_baselines: {e}")),
             }

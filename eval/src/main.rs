@@ -172,7 +172,7 @@ fn main() -> Result<()> {
             }
         }
         Command::Ratings { run, prior_draws } => {
-            if !(prior_draws >= 0.0) {
+            if prior_draws.is_nan() || prior_draws < 0.0 {
                 bail!("--prior-draws must not be negative");
             }
             let t = update_ratings(

@@ -142,7 +142,8 @@ pub fn opening(start: &AnyGame, plies: u32, seed: u64, pair: u64) -> Vec<Action>
     best
 }
 
-/// A side's evaluator for one batch of games.
+/// A side's evaluator for one batch of games (two per match: their size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum SideEval<'a> {
     None,
     Rollout(RolloutEvaluator),
@@ -289,7 +290,7 @@ impl<'a> Table<'a> {
             }
             let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed);
             rng.set_stream(1 << 40 | i as u64);
-            let a_colour = if i % 2 == 0 {
+            let a_colour = if i.is_multiple_of(2) {
                 Player::Black
             } else {
                 Player::White

@@ -83,7 +83,8 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, EvalError> {
     })
 }
 
-/// How a contestant chooses its actions.
+/// How a contestant chooses its actions (one per player: their size does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Brain {
     Random,
     /// Plain MCTS with random rollouts.

@@ -295,6 +295,8 @@ fn fit(
 fn solve_spd(h: &[Vec<f64>], b: &[f64]) -> Option<Vec<f64>> {
     let m = b.len();
     let mut l = vec![vec![0.0f64; m]; m];
+    // Cholesky in the textbook's indices.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..m {
         for j in 0..=i {
             let mut s = h[i][j];

@@ -34,8 +34,7 @@ pub fn find_summary(
     }
     let found = read_summaries(dir)?
         .into_iter()
-        .filter(|s| s.kind == kind && s.a.name == a && s.b.name == b && s.seed == seed)
-        .last();
+        .rfind(|s| s.kind == kind && s.a.name == a && s.b.name == b && s.seed == seed);
     Ok(found)
 }
 

@@ -157,7 +157,7 @@ fn gate_promotes_the_stronger_and_rejects_the_weaker() {
         ("sprt", Decision::AcceptH1),
         "{up:?}"
     );
-    assert!(up.summary.games < 60 && up.summary.games % 8 == 0);
+    assert!(up.summary.games < 60 && up.summary.games.is_multiple_of(8));
     let down = gate(&game, &weak, &strong, &cfg, 10, false, &out).unwrap();
     assert!(!down.promoted, "{down:?}");
     assert_eq!(down.status.decision, Decision::AcceptH0, "{down:?}");

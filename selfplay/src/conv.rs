@@ -444,9 +444,9 @@ fn batch_norm_autodiff(
     let m = (b * hw) as f64;
     let mut mean = vec![0f64; c];
     for bi in 0..b {
-        for ci in 0..c {
+        for (ci, mean) in mean.iter_mut().enumerate() {
             let o = (bi * c + ci) * hw;
-            mean[ci] += xs[o..o + hw].iter().sum::<f32>() as f64;
+            *mean += xs[o..o + hw].iter().sum::<f32>() as f64;
         }
     }
     mean.iter_mut().for_each(|v| *v /= m);

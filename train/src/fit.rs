@@ -124,13 +124,13 @@ pub struct Trainer {
 }
 
 fn optimizer(cfg: &TrainConfig) -> ModuleOptimizer {
-    let wd = (cfg.weight_decay > 0.0).then(|| WeightDecayConfig {
+    let wd = (cfg.weight_decay > 0.0).then_some(WeightDecayConfig {
         penalty: cfg.weight_decay as f32,
     });
     match cfg.optimizer {
         OptimizerKind::Sgd => SgdConfig::new()
             .with_weight_decay(wd)
-            .with_momentum((cfg.momentum > 0.0).then(|| MomentumConfig {
+            .with_momentum((cfg.momentum > 0.0).then_some(MomentumConfig {
                 momentum: cfg.momentum,
                 dampening: 0.0,
                 nesterov: false,
