@@ -120,6 +120,7 @@ fn main() -> Result<()> {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
             let seed = seed.unwrap_or_else(fresh_seed);
+            run.tidy();
             install_stop_handler();
             let threads = match threads.unwrap_or(cfg.selfplay.threads) {
                 0 => default_threads(),

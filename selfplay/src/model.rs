@@ -12,7 +12,7 @@
 //! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
 use crate::backend::{Backend, BurnLayers};
-use crate::net::{NetConfig, PolicyValueNet};
+use crate::net::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
 use crate::rundir::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
@@ -96,8 +96,12 @@ pub fn file_checksum(path: &Path) -> std::io::Result<String> {
 /// Errors loading or saving models; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("{path}: {msg}")]
-    Io { path: String, msg: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("{path} is not a valid checkpoint: {msg}")]
     Invalid { path: String, msg: String },
     #[error(transparent)]
@@ -112,10 +116,11 @@ pub enum ModelError {
     Device(String),
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
+/// An I/O (or recorder) error on `path`, its cause kept.
+pub fn io_err(path: &Path, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ModelError {
     ModelError::Io {
         path: path.display().to_string(),
-        msg: e.to_string(),
+        source: e.into(),
     }
 }
 
@@ -335,7 +340,9 @@ impl Model {
     ) -> (Vec<f32>, Vec<f32>) {
         debug_assert_eq!(inputs.len(), batch * self.meta.planes * height * width);
         let (policy, mut value) = self.backend.run(inputs, mask, batch, height, width);
-        value.chunks_exact_mut(3).for_each(softmax_in_place);
+        value
+            .chunks_exact_mut(VALUE_OUTPUTS)
+            .for_each(softmax_in_place);
         (policy, value)
     }
 }
@@ -450,7 +457,7 @@ impl<G: Game> Evaluator<G> for NetEvaluator<'_> {
                 sum += *p;
             }
             priors.iter_mut().for_each(|p| *p /= sum);
-            let wdl = &value[i * 3..i * 3 + 3];
+            let wdl = &value[i * VALUE_OUTPUTS..(i + 1) * VALUE_OUTPUTS];
             out.push(Evaluation {
                 priors,
                 value: wdl[0] - wdl[2],

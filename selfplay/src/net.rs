@@ -25,6 +25,12 @@ use serde::{Deserialize, Serialize};
 
 /// Number of global (non-cell) policy entries: swap, spend komi, remove prisoner.
 pub const GLOBAL_POLICY: usize = engine::game::GLOBAL_ACTIONS.len();
+/// Outputs of the value head: win, draw, loss for the player to move.
+pub const VALUE_OUTPUTS: usize = 3;
+/// Features pooled per channel over the board: mean, mean scaled by the board's size, max.
+pub const POOLED_FEATURES: usize = 3;
+/// The batch norm epsilon of every layer (burn's default, which exports must repeat).
+pub const BATCH_NORM_EPSILON: f64 = 1e-5;
 
 /// Network sizes (the `[network]` table of a config).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -86,15 +92,15 @@ impl NetConfig {
                     first: ConvBn::new(c, c, 3, device),
                     second: ConvBn::new(c, c, 3, device),
                     pool: (self.pool_every > 0 && i % self.pool_every == self.pool_every - 1)
-                        .then(|| LinearConfig::new(3 * c, c).init(device)),
+                        .then(|| LinearConfig::new(POOLED_FEATURES * c, c).init(device)),
                 })
                 .collect(),
             policy_conv: ConvBn::new(c, h, 1, device),
             policy_cells: Conv2dConfig::new([h, 1], [1, 1]).init(device),
-            policy_global: LinearConfig::new(3 * h, GLOBAL_POLICY).init(device),
+            policy_global: LinearConfig::new(POOLED_FEATURES * h, GLOBAL_POLICY).init(device),
             value_conv: ConvBn::new(c, h, 1, device),
-            value_hidden: LinearConfig::new(3 * h, self.value_hidden).init(device),
-            value_out: LinearConfig::new(self.value_hidden, 3).init(device),
+            value_hidden: LinearConfig::new(POOLED_FEATURES * h, self.value_hidden).init(device),
+            value_out: LinearConfig::new(self.value_hidden, VALUE_OUTPUTS).init(device),
             ownership: Conv2dConfig::new([c, 1], [1, 1]).init(device),
         }
     }
@@ -116,7 +122,9 @@ impl ConvBn {
                 .with_padding(PaddingConfig2d::Explicit(pad, pad, pad, pad))
                 .with_bias(false)
                 .init(device),
-            norm: BatchNormConfig::new(out).init(device),
+            norm: BatchNormConfig::new(out)
+                .with_epsilon(BATCH_NORM_EPSILON)
+                .init(device),
         }
     }
 

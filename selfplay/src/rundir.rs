@@ -472,6 +472,14 @@ impl RunDir {
         })
     }
 
+    /// [`RunDir::clean_stale_temporaries`], each removal said on stderr: what every command that
+    /// writes into a run does first.
+    pub fn tidy(&self) {
+        for p in self.clean_stale_temporaries() {
+            eprintln!("removed {} (left by a writer that was killed)", p.display());
+        }
+    }
+
     /// Remove temporary files and directories of writers that are no longer running (a kill
     /// in the middle of a write leaves one). Returns what was removed.
     pub fn clean_stale_temporaries(&self) -> Vec<PathBuf> {

@@ -83,7 +83,7 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         "value_layout": "softmax of win, draw, loss logits for the player to move",
         "step": model.meta.step,
         "samples": model.meta.samples,
-        "batch_norm_epsilon": 1e-5,
+        "batch_norm_epsilon": selfplay::net::BATCH_NORM_EPSILON,
         "parameters": params.iter().map(|p| &p.0).collect::<Vec<_>>(),
     });
     let arr = |v: Vec<f32>, shape: &[usize]| {
@@ -96,7 +96,10 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
             "example/policy_logits",
             arr(policy, &[1, start.policy_len()]),
         ),
-        ("example/value", arr(value, &[1, 3])),
+        (
+            "example/value",
+            arr(value, &[1, selfplay::net::VALUE_OUTPUTS]),
+        ),
     ];
     let meta_bytes: Array1<u8> = serde_json::to_vec(&meta)
         .expect("metadata serialises")

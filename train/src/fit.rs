@@ -142,13 +142,6 @@ fn optimizer(cfg: &TrainConfig) -> ModuleOptimizer {
     }
 }
 
-fn model_err(path: &Path, e: impl std::fmt::Display) -> ModelError {
-    ModelError::Io {
-        path: path.display().to_string(),
-        msg: e.to_string(),
-    }
-}
-
 /// Keep freed memory in the heap instead of returning it to the kernel (glibc only).
 ///
 /// A training step allocates and frees buffers of several MiB (im2col matrices, activations,
@@ -260,7 +253,7 @@ impl BatchTensors {
             ),
             policy: f2(&b.policy, pl),
             policy_weight: f2(&b.policy_weight, 1),
-            value: f2(&b.value, 3),
+            value: f2(&b.value, selfplay::net::VALUE_OUTPUTS),
             ownership: f2(&b.ownership, hw),
         }
     }
@@ -375,13 +368,15 @@ impl Trainer {
         model.check_finite(&model.meta.game, dir)?;
         save_checkpoint(dir, model.net(), &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);
-            self.optim.save(&o).map_err(|e| model_err(&o, e))?;
+            self.optim
+                .save(&o)
+                .map_err(|e| selfplay::model::io_err(&o, e))?;
             let s = tmp.join(TRAIN_STATE_FILE);
             std::fs::write(
                 &s,
                 serde_json::to_string_pretty(&self.state).expect("state serialises"),
             )
-            .map_err(|e| model_err(&s, e))
+            .map_err(|e| selfplay::model::io_err(&s, e))
         })
     }
 }

@@ -321,9 +321,7 @@ impl Looper {
             }
         }
         run.freeze_config(config, &cfg.text)?;
-        for p in run.clean_stale_temporaries() {
-            eprintln!("removed {} (left by a writer that was killed)", p.display());
-        }
+        run.tidy();
         let device = parse_device(&cfg.looping.device)?;
         let tb = EventWriter::create(&run.tensorboard()).with_context(|| {
             format!(

@@ -193,6 +193,7 @@ fn fit(
     let (cfg, train) = load_config(config)?;
     let run = &RunDir::new(run);
     let _role = run.lock("train")?;
+    run.tidy();
     install_stop_handler();
     let (mut trainer, parent) = open_trainer(run, &cfg, &train, device)?;
     let window = Window::load(run, &cfg.game, &train)?;
