@@ -47,6 +47,8 @@ pub enum EvalError {
     Config(String),
     #[error(transparent)]
     RunDir(#[from] selfplay::rundir::RunDirError),
+    #[error("interrupted: the match was stopped before its end and nothing of it was written")]
+    Interrupted,
     #[error("{player}: {source}")]
     Search {
         player: String,

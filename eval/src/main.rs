@@ -118,6 +118,7 @@ fn refresh_ratings(run: &Path) {
 }
 
 fn main() -> Result<()> {
+    selfplay::rundir::install_stop_handler();
     match Cli::parse().command {
         Command::Match {
             a,

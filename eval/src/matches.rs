@@ -214,6 +214,9 @@ pub fn play_games(
 ) -> Result<Vec<GameResult>, EvalError> {
     let mut table = Table::new(game, [a, b], first, count, opts)?;
     loop {
+        if selfplay::rundir::stop_requested() {
+            return Err(EvalError::Interrupted);
+        }
         table.start_games();
         if table.slots.is_empty() {
             break;

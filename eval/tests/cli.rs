@@ -260,3 +260,42 @@ fn promoting_a_checkpoint_of_another_run_is_refused() {
     );
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn sigterm_stops_a_match_says_so_and_writes_nothing_half() {
+    let (run, cfg) = setup("sigterm");
+    let child = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args([
+            "match",
+            "mcts:400",
+            "mcts:400",
+            "--games",
+            "400",
+            "--config",
+            s(&cfg),
+            "--run",
+            s(&run),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("stopping") && stderr.contains("interrupted"),
+        "{stderr}"
+    );
+    assert!(
+        !run.join("eval/matches.jsonl").exists(),
+        "no summary of a match cut short"
+    );
+    std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
+}

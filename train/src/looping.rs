@@ -264,36 +264,19 @@ pub fn run_loop(
         if state.phase == Phase::SelfPlay && looper.limit_reached(state.iteration, t_start) {
             break;
         }
-        let it = state.iteration;
-        match state.phase {
-            Phase::SelfPlay => {
-                t_iter = Instant::now();
-                summary = IterationSummary {
-                    iteration: it,
-                    ..Default::default()
-                };
-                looper.self_play(it, &mut summary)?;
-                state.phase = Phase::Fit;
+        match looper.advance(&mut state, &mut summary, &mut t_iter) {
+            Ok(Some(finished)) => {
+                report(&finished);
+                done.push(finished);
             }
-            Phase::Fit => {
-                looper.fit(it, &mut summary)?;
-                state.phase = if selfplay::rundir::stop_requested() {
-                    Phase::Fit
-                } else {
-                    Phase::Gate
-                };
+            Ok(None) => {}
+            // A stop request cuts a phase short (a match, self-play): it is played again on
+            // resume, since loop.json did not move on.
+            Err(e) if selfplay::rundir::stop_requested() => {
+                eprintln!("stopped during the {:?} phase of iteration {} ({e:#}); run the same command to resume", state.phase, state.iteration);
+                break;
             }
-            Phase::Gate => {
-                state.promoted = looper.gate(it, &mut summary)?;
-                state.phase = Phase::Rate;
-            }
-            Phase::Rate => {
-                looper.rate(it, state.promoted, &mut summary)?;
-                summary.seconds = t_iter.elapsed().as_secs_f64();
-                report(&summary);
-                done.push(summary.clone());
-                state = LoopState::start_of(it + 1);
-            }
+            Err(e) => return Err(e),
         }
         state.save(&looper.run)?;
     }
@@ -301,6 +284,48 @@ pub fn run_loop(
 }
 
 impl Looper {
+    /// Run the phase `state` names and move `state` on; returns the summary of an iteration
+    /// that ends with it. A phase cut short by a stop request leaves `state` where it was.
+    fn advance(
+        &mut self,
+        state: &mut LoopState,
+        summary: &mut IterationSummary,
+        t_iter: &mut Instant,
+    ) -> Result<Option<IterationSummary>> {
+        let it = state.iteration;
+        let stopping = selfplay::rundir::stop_requested;
+        match state.phase {
+            Phase::SelfPlay => {
+                *t_iter = Instant::now();
+                *summary = IterationSummary {
+                    iteration: it,
+                    ..Default::default()
+                };
+                self.self_play(it, summary)?;
+                if self.run.iteration_shard(it).is_some() || !stopping() {
+                    state.phase = Phase::Fit;
+                }
+            }
+            Phase::Fit => {
+                self.fit(it, summary)?;
+                if !stopping() {
+                    state.phase = Phase::Gate;
+                }
+            }
+            Phase::Gate => {
+                state.promoted = self.gate(it, summary)?;
+                state.phase = Phase::Rate;
+            }
+            Phase::Rate => {
+                self.rate(it, state.promoted, summary)?;
+                summary.seconds = t_iter.elapsed().as_secs_f64();
+                *state = LoopState::start_of(it + 1);
+                return Ok(Some(summary.clone()));
+            }
+        }
+        Ok(None)
+    }
+
     /// Load the config, take the run's roles, freeze the config, clean up after killed
     /// writers, and make sure the run has a first checkpoint and a best pointer.
     fn open(config: &Path, run: &Path, progress: bool, overrides: Overrides) -> Result<Looper> {
