@@ -152,11 +152,7 @@ impl SelfPlay<'_> {
             for entry in slots.iter_mut() {
                 let Some(slot) = entry.as_mut() else { continue };
                 if !slot.noised && slot.search.root_visits() > 0 {
-                    if self.search.gumbel {
-                        slot.search.start_gumbel(rng);
-                    } else if slot.full {
-                        slot.search.add_root_noise(rng);
-                    }
+                    slot.search.prepare_root(slot.full, rng);
                     slot.noised = true;
                 }
                 if slot.search.root_visits() < self.target_visits(slot) {

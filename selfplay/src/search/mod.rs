@@ -11,6 +11,8 @@
 //! player as the first, and keeps the sign (DESIGN.md, "values are backed up from each
 //! decision-maker's point of view").
 
+mod gumbel;
+
 use crate::driver::LeafBatch;
 use engine::{Action, Game, Player};
 use rand::Rng;
@@ -178,6 +180,15 @@ enum NodeState {
     Terminal(f32),
 }
 
+/// How the root spends its simulations: the seam between the search variants. Below the root
+/// every variant selects by PUCT.
+enum RootPolicy {
+    /// PUCT at the root too (with Dirichlet noise in self-play).
+    Puct,
+    /// Sequential halving over Gumbel-sampled actions ([`gumbel`]).
+    Gumbel(gumbel::Gumbel),
+}
+
 /// A search tree for one game.
 pub struct Search<G: Game> {
     config: SearchConfig,
@@ -191,18 +202,8 @@ pub struct Search<G: Game> {
     legal: Vec<Action>,
     /// Value of the root as the evaluator saw it (the Gumbel target mixes it in).
     root_eval: f32,
-    gumbel: Option<Gumbel>,
-}
-
-/// Sequential halving at the root.
-struct Gumbel {
-    /// Gumbel noise + log prior of each root child (indexed like the children).
-    score: Vec<f32>,
-    /// Root children still in the running, as child offsets.
-    remaining: Vec<usize>,
-    /// Visits each remaining child should have by the end of the current phase.
-    quota: u32,
-    phases_left: u32,
+    /// How the root spends its simulations (the seam between the search variants).
+    root: RootPolicy,
 }
 
 /// The result of a search at the root.
@@ -297,7 +298,7 @@ impl<G: Game> Search<G> {
             leaf_legal: Vec::new(),
             legal: Vec::new(),
             root_eval: 0.0,
-            gumbel: None,
+            root: RootPolicy::Puct,
         }
     }
 
@@ -330,11 +331,7 @@ impl<G: Game> Search<G> {
         if self.nodes[0].state == NodeState::Fresh {
             batch.round([(&mut *self, 1)], evaluator)?;
         }
-        if self.config.gumbel {
-            self.start_gumbel(rng);
-        } else if noise {
-            self.add_root_noise(rng);
-        }
+        self.prepare_root(noise, rng);
         let target = self.config.visits.max(1);
         let mut stalled = 0;
         while self.nodes[0].visits < target {
@@ -367,28 +364,12 @@ impl<G: Game> Search<G> {
         } else {
             0.0
         };
-        let (gumbel_action, improved_policy) = match &self.gumbel {
-            Some(gs) => {
-                let kids: Vec<usize> = self.children(0).collect();
-                let sigma = self.sigma_q();
-                let best = gs
-                    .remaining
-                    .iter()
-                    .copied()
-                    .max_by(|&a, &b| (gs.score[a] + sigma[a]).total_cmp(&(gs.score[b] + sigma[b])))
-                    .map(|k| self.nodes[kids[k]].action);
-                // softmax(log prior + sigma(completed q))
-                let logits: Vec<f32> = kids
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &c)| self.nodes[c].prior.max(1e-12).ln() + sigma[k])
-                    .collect();
-                let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let e: Vec<f32> = logits.iter().map(|l| (l - m).exp()).collect();
-                let z: f32 = e.iter().sum();
-                (best, Some(e.iter().map(|x| x / z).collect()))
+        let (gumbel_action, improved_policy) = match &self.root {
+            RootPolicy::Gumbel(gs) => {
+                let (best, policy) = self.gumbel_result(gs);
+                (best, Some(policy))
             }
-            None => (None, None),
+            RootPolicy::Puct => (None, None),
         };
         SearchResult {
             children,
@@ -396,110 +377,6 @@ impl<G: Game> Search<G> {
             root_visits: root.visits,
             gumbel_action,
             improved_policy,
-        }
-    }
-
-    /// sigma(completed q) for every root child, from the root mover's point of view, with q
-    /// rescaled to [0, 1]; unvisited children take the mixed value estimate of the paper.
-    fn sigma_q(&self) -> Vec<f32> {
-        let me = self.nodes[0].to_move;
-        let kids: Vec<usize> = self.children(0).collect();
-        let max_n = kids
-            .iter()
-            .map(|&c| self.nodes[c].visits)
-            .max()
-            .unwrap_or(0) as f32;
-        let (mut sum_n, mut sum_p, mut sum_pq) = (0.0f32, 0.0f32, 0.0f32);
-        for &c in &kids {
-            let n = &self.nodes[c];
-            if n.visits > 0 {
-                sum_n += n.visits as f32;
-                sum_p += n.prior;
-                sum_pq += n.prior * self.value_for(c, me);
-            }
-        }
-        let v_mix = if sum_p > 0.0 {
-            (self.root_eval + sum_n / sum_p * sum_pq) / (1.0 + sum_n)
-        } else {
-            self.root_eval
-        };
-        let scale = (self.config.c_visit + max_n) * self.config.c_scale;
-        kids.iter()
-            .map(|&c| {
-                let q = if self.nodes[c].visits > 0 {
-                    self.value_for(c, me)
-                } else {
-                    v_mix
-                };
-                scale * (q + 1.0) / 2.0
-            })
-            .collect()
-    }
-
-    /// Begin a Gumbel root: sample the considered actions (Gumbel top-k of the priors) and
-    /// start the first phase of sequential halving. Call once the root is expanded.
-    pub fn start_gumbel<R: Rng>(&mut self, rng: &mut R) {
-        let kids: Vec<usize> = self.children(0).collect();
-        let score: Vec<f32> = kids
-            .iter()
-            .map(|&c| {
-                let u: f32 = rng.gen_range(1e-6f32..1.0);
-                -(-u.ln()).ln() + self.nodes[c].prior.max(1e-12).ln()
-            })
-            .collect();
-        let mut order: Vec<usize> = (0..kids.len()).collect();
-        order.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
-        order.truncate(self.config.gumbel_considered.min(kids.len()).max(1));
-        let m = order.len() as u32;
-        let phases = (m as f32).log2().ceil().max(1.0) as u32;
-        let mut g = Gumbel {
-            score,
-            remaining: order,
-            quota: 0,
-            phases_left: phases,
-        };
-        g.quota = self.nodes[0].visits.max(1) / m.max(1) + self.phase_share(&g);
-        self.gumbel = Some(g);
-    }
-
-    fn phase_share(&self, g: &Gumbel) -> u32 {
-        let budget = self.config.visits / g.phases_left.max(1);
-        (budget / g.remaining.len() as u32).max(1)
-    }
-
-    /// The root child the next simulation must go through, advancing sequential halving when
-    /// every remaining child has met its quota; `None` while evaluations are outstanding.
-    fn gumbel_root_child(&mut self) -> Option<usize> {
-        let kids: Vec<usize> = self.children(0).collect();
-        loop {
-            let g = self.gumbel.as_ref()?;
-            let below = g
-                .remaining
-                .iter()
-                .copied()
-                .filter(|&k| {
-                    self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits < g.quota
-                        || g.remaining.len() == 1
-                })
-                .min_by_key(|&k| self.nodes[kids[k]].visits + self.nodes[kids[k]].virtual_visits);
-            if let Some(k) = below {
-                return Some(kids[k]);
-            }
-            if g.remaining
-                .iter()
-                .any(|&k| self.nodes[kids[k]].virtual_visits > 0)
-            {
-                return None;
-            }
-            // Keep the better half and give it the next phase's share.
-            let sigma = self.sigma_q();
-            let mut g = self.gumbel.take().unwrap();
-            g.remaining
-                .sort_by(|&a, &b| (g.score[b] + sigma[b]).total_cmp(&(g.score[a] + sigma[a])));
-            g.remaining.truncate(g.remaining.len().div_ceil(2).max(1));
-            g.phases_left = g.phases_left.saturating_sub(1).max(1);
-            g.quota += self.phase_share(&g);
-            self.gumbel = Some(g);
         }
     }
 
@@ -549,7 +426,7 @@ impl<G: Game> Search<G> {
             }
         }
         self.nodes = nodes;
-        self.gumbel = None;
+        self.root = RootPolicy::Puct;
         self.root_eval = if self.nodes[0].visits > 0 {
             self.value_for(0, self.nodes[0].to_move)
         } else {
@@ -582,8 +459,27 @@ impl<G: Game> Search<G> {
         }
     }
 
+    /// Set up the root of a new decision, once it is expanded: the variant the config names
+    /// (the Gumbel root, or PUCT with Dirichlet noise when `noise`, as in self-play).
+    pub fn prepare_root<R: Rng>(&mut self, noise: bool, rng: &mut R) {
+        if self.config.gumbel {
+            self.start_gumbel(rng);
+        } else if noise {
+            self.add_root_noise(rng);
+        }
+    }
+
+    /// The root child the next simulation goes through; `None` when the variant must wait
+    /// for outstanding evaluations first.
+    fn root_child(&mut self) -> Option<usize> {
+        match self.root {
+            RootPolicy::Puct => Some(self.select_child(0)),
+            RootPolicy::Gumbel(_) => self.gumbel_root_child(),
+        }
+    }
+
     /// Mix Dirichlet noise into the priors of the root's children (self-play exploration).
-    pub fn add_root_noise<R: Rng>(&mut self, rng: &mut R) {
+    fn add_root_noise<R: Rng>(&mut self, rng: &mut R) {
         let kids: Vec<usize> = self.children(0).collect();
         if kids.len() < 2 {
             return;
@@ -667,14 +563,12 @@ impl<G: Game> Search<G> {
                         break Some(n);
                     }
                     NodeState::Expanded => {
-                        let c = if n == 0 && self.gumbel.is_some() {
-                            match self.gumbel_root_child() {
-                                Some(c) => c,
-                                None => break None,
-                            }
+                        let next = if n == 0 {
+                            self.root_child()
                         } else {
-                            self.select_child(n)
+                            Some(self.select_child(n))
                         };
+                        let Some(c) = next else { break None };
                         g.apply(self.nodes[c].action);
                         // Who decides at a child is known once it is first reached.
                         self.nodes[c].to_move = g.to_move();
