@@ -11,6 +11,8 @@
 // comparison is false for NaN, which is the point.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod balance;
+pub mod charts;
 pub mod config;
 pub mod elo;
 pub mod gate;
@@ -19,6 +21,7 @@ pub mod players;
 pub mod ratings;
 pub mod results;
 pub mod sprt;
+pub mod studies;
 
 pub use config::EvalConfig;
 pub use elo::{elo_estimate, EloEstimate, Wdl};

@@ -77,6 +77,12 @@ enum Command {
         #[arg(long)]
         promote: bool,
     },
+    /// Balance studies: the first player's score, fair komi, the pie table (JSON, SVG and
+    /// Markdown in --out).
+    Balance {
+        #[command(subcommand)]
+        study: eval::studies::Study,
+    },
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
@@ -254,6 +260,7 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
+        Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
     }
     Ok(())
 }

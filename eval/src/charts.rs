@@ -1,0 +1,237 @@
+//! Charts of the balance studies, drawn with plotters' SVG backend: points with their 95%
+//! intervals, fitted curves, and the 50% line a fair game sits on.
+
+use crate::balance::{Estimate, FirstPlayer, KomiCurve, PieRow};
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Colours of the series, in order.
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+];
+
+fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A chart of `x_range` by `y_range` with labelled axes, drawn by `draw`, as SVG text.
+fn svg_chart(
+    title: &str,
+    (x_desc, x_range): (&str, std::ops::Range<f64>),
+    (y_desc, y_range): (&str, std::ops::Range<f64>),
+    draw: impl FnOnce(&mut Chart) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d(x_range.clone(), y_range)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        // A fair game: Black scores one half.
+        chart
+            .draw_series(LineSeries::new(
+                [(x_range.start, 0.5), (x_range.end, 0.5)],
+                BLACK.mix(0.3),
+            ))
+            .map_err(|e| e.to_string())?;
+        draw(&mut chart)?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// Points at `x` with vertical interval bars, as one labelled series.
+fn points_with_intervals(
+    chart: &mut Chart,
+    label: &str,
+    c: RGBColor,
+    points: &[(f64, Estimate)],
+) -> Result<(), String> {
+    let bars = points
+        .iter()
+        .map(|&(x, e)| PathElement::new(vec![(x, e.lo), (x, e.hi)], c.stroke_width(2)));
+    chart.draw_series(bars).map_err(|e| e.to_string())?;
+    chart
+        .draw_series(
+            points
+                .iter()
+                .map(|&(x, e)| Circle::new((x, e.estimate), 4, c.filled())),
+        )
+        .map_err(|e| e.to_string())?
+        .label(label)
+        .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+    Ok(())
+}
+
+/// Black's score for each game and player of a first-player study.
+pub fn first_player_svg(results: &[FirstPlayer]) -> Result<String, String> {
+    let games: Vec<String> = dedup(results.iter().map(|r| r.game.clone()));
+    let players: Vec<String> = dedup(results.iter().map(|r| r.player.clone()));
+    let title = format!("First player's score: {}", games.join(", "));
+    let x_range = -0.5..games.len() as f64 - 0.5;
+    svg_chart(
+        &title,
+        ("game (left to right as in the table)", x_range),
+        ("Black's score", 0.0..1.0),
+        |chart| {
+            for (i, player) in players.iter().enumerate() {
+                let offset = (i as f64 - (players.len() as f64 - 1.0) / 2.0) * 0.08;
+                let points: Vec<(f64, Estimate)> = results
+                    .iter()
+                    .filter(|r| &r.player == player)
+                    .map(|r| {
+                        (
+                            games.iter().position(|g| g == &r.game).unwrap_or(0) as f64 + offset,
+                            r.black,
+                        )
+                    })
+                    .collect();
+                points_with_intervals(chart, player, colour(i), &points)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Black's score against komi with the fitted curves and fair komi of each player.
+pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
+    let komis = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.komi as f64));
+    let (lo, hi) = komis.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), k| {
+        (lo.min(k), hi.max(k))
+    });
+    let (lo, hi) = if lo.is_finite() {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (0.0, 1.0)
+    };
+    let title = format!(
+        "Black's score by komi: {}",
+        dedup(curves.iter().map(|c| c.game.clone())).join(", ")
+    );
+    svg_chart(
+        &title,
+        ("komi", lo..hi),
+        ("Black's score", 0.0..1.0),
+        |chart| {
+            for (i, curve) in curves.iter().enumerate() {
+                let c = colour(i);
+                let points: Vec<(f64, Estimate)> = curve
+                    .points
+                    .iter()
+                    .map(|p| (p.komi as f64, p.black))
+                    .collect();
+                let label = match curve.fair_komi {
+                    Some(f) => format!(
+                        "{}: fair komi {:.2} [{:.2}, {:.2}]",
+                        curve.player, f.estimate, f.lo, f.hi
+                    ),
+                    None => format!("{}: no crossing", curve.player),
+                };
+                points_with_intervals(chart, &label, c, &points)?;
+                if let Some(fit) = curve.fit {
+                    let line = (0..=100)
+                        .map(|k| lo + (hi - lo) * k as f64 / 100.0)
+                        .map(|x| (x, fit.at(x)));
+                    chart
+                        .draw_series(LineSeries::new(line, c))
+                        .map_err(|e| e.to_string())?;
+                }
+                if let Some(f) = curve
+                    .fair_komi
+                    .filter(|f| f.estimate > lo && f.estimate < hi)
+                {
+                    let mark = PathElement::new(
+                        vec![(f.estimate, 0.45), (f.estimate, 0.55)],
+                        c.stroke_width(3),
+                    );
+                    chart.draw_series([mark]).map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The first player's score by board side under each balancing method.
+pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
+    let sides = rows.iter().map(|r| r.side as f64);
+    let (lo, hi) = sides.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
+        (lo.min(s), hi.max(s))
+    });
+    let (lo, hi) = if lo.is_finite() {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (0.0, 1.0)
+    };
+    let title = format!("First player's score by side and balancing method ({player})");
+    svg_chart(
+        &title,
+        ("board side", lo..hi),
+        ("Black's score", 0.0..1.0),
+        |chart| {
+            let series: [(&str, Vec<(f64, Estimate)>); 3] = [
+                (
+                    "strong pie",
+                    rows.iter()
+                        .map(|r| (r.side as f64 - 0.1, r.strong.black))
+                        .collect(),
+                ),
+                (
+                    "weak pie",
+                    rows.iter().map(|r| (r.side as f64, r.weak.black)).collect(),
+                ),
+                (
+                    "komi pie at the fair komi",
+                    rows.iter()
+                        .filter_map(|r| {
+                            r.komi_at_fair
+                                .as_ref()
+                                .map(|p| (r.side as f64 + 0.1, p.black))
+                        })
+                        .collect(),
+                ),
+            ];
+            for (i, (label, points)) in series.iter().enumerate() {
+                points_with_intervals(chart, label, colour(i), points)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The distinct items of `items`, in order of first appearance.
+fn dedup(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}

@@ -1,0 +1,287 @@
+//! `eval balance <study>`: runs a balance study ([`crate::balance`]) for every player given and
+//! writes `OUT/<study>.json`, `OUT/<study>.svg` and `OUT/<study>.md`, each with the command
+//! that made it.
+
+use crate::balance::{self, Estimate, FirstPlayer, KomiCurve, PieRow, StudyOptions};
+use crate::players::Contestant;
+use crate::EvalError;
+use engine::GameConfig;
+use selfplay::config::RunConfig;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What every study takes from the command line.
+#[derive(Clone, Debug, clap::Args)]
+pub struct StudyArgs {
+    /// Run config: the game and its options, [search] for network players, [eval] for games
+    /// in flight.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// A player: mcts:N or CHECKPOINT@VISITS; repeat it to compare strengths side by side.
+    #[arg(long = "player", required = true)]
+    pub players: Vec<String>,
+    /// Games per figure (per game, komi and player).
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Directory the JSON, SVG and Markdown go to.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Games played at once (default: [eval] games_in_flight of the config).
+    #[arg(long)]
+    pub games_in_flight: Option<usize>,
+    /// Device of network players: cpu, or cuda[:N] in a build with the cuda feature.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+/// The studies.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum Study {
+    /// The first player's score from the empty board (and, under a pie rule, how often the
+    /// swap was taken and the score with and without it).
+    FirstPlayer {
+        #[command(flatten)]
+        args: StudyArgs,
+    },
+    /// Black's score at each komi of a range, the fitted logistic curve, and the fair komi.
+    Komi {
+        #[command(flatten)]
+        args: StudyArgs,
+        /// Komi values: a range `0..=6` or a list `0,2,4`.
+        #[arg(long, default_value = "0..=6")]
+        komi: String,
+    },
+    /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
+    PieTable {
+        #[command(flatten)]
+        args: StudyArgs,
+        #[arg(long, value_delimiter = ',', default_value = "4,5,6,7")]
+        sides: Vec<usize>,
+        /// Komi values of the komi-pie curve of each side.
+        #[arg(long, default_value = "0..=6")]
+        komi: String,
+    },
+}
+
+/// Parse `0..=6`, `0..7` or `0,2,4`.
+pub fn parse_komis(text: &str) -> Result<Vec<u32>, EvalError> {
+    let bad = || {
+        EvalError::Config(format!(
+            "--komi `{text}`: expected a range such as 0..=6 or a list such as 0,2,4"
+        ))
+    };
+    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    let values: Vec<u32> = if let Some((a, b)) = text.split_once("..=") {
+        (num(a)?..=num(b)?).collect()
+    } else if let Some((a, b)) = text.split_once("..") {
+        (num(a)?..num(b)?).collect()
+    } else {
+        text.split(',').map(num).collect::<Result<_, _>>()?
+    };
+    if values.is_empty() {
+        return Err(bad());
+    }
+    Ok(values)
+}
+
+/// The command line as a reader can paste it back into a shell.
+pub fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@,".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+struct Loaded {
+    run: RunConfig,
+    players: Vec<Contestant>,
+    opts: StudyOptions,
+}
+
+fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
+    let run = RunConfig::load(&args.config).map_err(EvalError::Config)?;
+    let eval = crate::EvalConfig::from_table(&run.table)
+        .map_err(|e| EvalError::Config(format!("{}: {e}", args.config.display())))?;
+    let device = selfplay::model::parse_device(&args.device)?;
+    let players = args
+        .players
+        .iter()
+        .map(|p| Contestant::load(p, &run.game, &run.search, run.search.visits, &device))
+        .collect::<Result<Vec<_>, _>>()?;
+    let opts = StudyOptions {
+        games: args.games,
+        games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
+        seed: args.seed,
+        progress: true,
+    };
+    selfplay::generate::check_writable(&args.out)?;
+    Ok(Loaded { run, players, opts })
+}
+
+/// Run a study and write its files; returns the Markdown summary.
+pub fn run(study: &Study) -> Result<String, EvalError> {
+    match study {
+        Study::FirstPlayer { args } => {
+            let l = load(args)?;
+            let results = l
+                .players
+                .iter()
+                .map(|p| balance::first_player(&l.run.game, p, &l.opts))
+                .collect::<Result<Vec<_>, _>>()?;
+            let svg = crate::charts::first_player_svg(&results).map_err(EvalError::Config)?;
+            write(
+                &args.out,
+                "first-player",
+                serde_json::json!({ "results": results }),
+                &svg,
+                &first_player_md(&results),
+            )
+        }
+        Study::Komi { args, komi } => {
+            let komis = parse_komis(komi)?;
+            let l = load(args)?;
+            let curves = l
+                .players
+                .iter()
+                .map(|p| balance::komi_study(&l.run.game, p, &komis, &l.opts))
+                .collect::<Result<Vec<_>, _>>()?;
+            let svg = crate::charts::komi_svg(&curves).map_err(EvalError::Config)?;
+            write(
+                &args.out,
+                "komi",
+                serde_json::json!({ "curves": curves }),
+                &svg,
+                &komi_md(&curves),
+            )
+        }
+        Study::PieTable { args, sides, komi } => {
+            let komis = parse_komis(komi)?;
+            let l = load(args)?;
+            let GameConfig::Lifeline(base) = &l.run.game else {
+                return Err(EvalError::Config(format!(
+                    "the pie table is Lifeline's; {} is {}",
+                    args.config.display(),
+                    l.run.game.label()
+                )));
+            };
+            let mut tables = Vec::new();
+            for p in &l.players {
+                tables.push((
+                    p.info.name.clone(),
+                    balance::pie_table(base, sides, &komis, p, &l.opts)?,
+                ));
+            }
+            // One picture per player, the first one shown; all are in the JSON.
+            let svg = crate::charts::pie_table_svg(&tables[0].0, &tables[0].1)
+                .map_err(EvalError::Config)?;
+            let json = serde_json::json!({ "tables": tables.iter().map(|(p, rows)| serde_json::json!({"player": p, "rows": rows})).collect::<Vec<_>>() });
+            write(&args.out, "pie-table", json, &svg, &pie_table_md(&tables))
+        }
+    }
+}
+
+/// Write `OUT/NAME.json` (with the command), `.svg` and `.md`; returns the Markdown.
+fn write(
+    out: &Path,
+    name: &str,
+    mut json: serde_json::Value,
+    svg: &str,
+    md: &str,
+) -> Result<String, EvalError> {
+    let command = command_line();
+    json["study"] = name.into();
+    json["command"] = command.clone().into();
+    json["intervals"] =
+        "95%: Wilson score intervals for scores (draws count half), delta method for the fair komi"
+            .into();
+    let md = format!("{md}\nMade by `{command}`.\n");
+    let text = serde_json::to_string_pretty(&json).expect("studies serialise") + "\n";
+    selfplay::rundir::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
+    selfplay::rundir::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+    selfplay::rundir::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
+    Ok(md)
+}
+
+fn opt(e: Option<Estimate>) -> String {
+    e.map_or("-".into(), |e| e.show())
+}
+
+fn first_player_md(results: &[FirstPlayer]) -> String {
+    let mut s = String::from("# First player's score\n\n| game | player | games | Black's score | swap taken | Black if swapped | Black if kept |\n|---|---|---|---|---|---|---|\n");
+    for r in results {
+        let (rate, sw, kept) = match &r.swaps {
+            Some(x) => (
+                x.rate.show(),
+                opt(x.black_when_swapped),
+                opt(x.black_when_kept),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {rate} | {sw} | {kept} |",
+            r.game,
+            r.player,
+            r.games,
+            r.black.show()
+        );
+    }
+    s
+}
+
+fn komi_md(curves: &[KomiCurve]) -> String {
+    let mut s = String::from("# Black's score by komi\n\n| game | player | fair komi | komi: Black's score |\n|---|---|---|---|\n");
+    for c in curves {
+        let points = c
+            .points
+            .iter()
+            .map(|p| format!("{}: {}", p.komi, p.black.show()))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {points} |",
+            c.game,
+            c.player,
+            c.fair_komi.map_or("no crossing".into(), |f| format!(
+                "{:.2} [{:.2}, {:.2}]",
+                f.estimate, f.lo, f.hi
+            ))
+        );
+    }
+    s
+}
+
+fn pie_table_md(tables: &[(String, Vec<PieRow>)]) -> String {
+    let mut s = String::from("# First player's score by balancing method\n\n| player | side | strong pie | weak pie | fair komi | komi pie at komi k |\n|---|---|---|---|---|---|\n");
+    for (player, rows) in tables {
+        for r in rows {
+            let fair = r.komi.fair_komi.map_or("no crossing".into(), |f| {
+                format!("{:.2} [{:.2}, {:.2}]", f.estimate, f.lo, f.hi)
+            });
+            let at = r
+                .komi_at_fair
+                .as_ref()
+                .map_or("-".into(), |p| format!("k={}: {}", p.komi, p.black.show()));
+            let _ = writeln!(
+                s,
+                "| {player} | {} | {} | {} | {fair} | {at} |",
+                r.side,
+                r.strong.black.show(),
+                r.weak.black.show()
+            );
+        }
+    }
+    s
+}

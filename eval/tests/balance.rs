@@ -1,0 +1,213 @@
+//! `eval balance`: each study on a tiny board with `mcts:N` writes well-formed JSON, an SVG
+//! that parses, and Markdown with the command; every interval holds its estimate.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CONFIG: &str = r#"
+game = "lifeline"
+[options]
+size = 3
+balance = "weak"
+[search]
+visits = 8
+batch = 4
+[eval]
+games_in_flight = 4
+"#;
+
+fn setup(tag: &str, config: &str) -> (PathBuf, PathBuf) {
+    let d = std::env::temp_dir().join(format!("eval-balance-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let cfg = d.join("config.toml");
+    std::fs::write(&cfg, config).unwrap();
+    (d.join("out"), cfg)
+}
+
+fn balance(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .arg("balance")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Every `{estimate, lo, hi}` object in `v` (at any depth) holds its estimate; returns how
+/// many there were.
+fn check_estimates(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Object(m) => {
+            let own = match (m.get("estimate"), m.get("lo"), m.get("hi")) {
+                (Some(e), Some(lo), Some(hi)) => {
+                    let (e, lo, hi) = (
+                        e.as_f64().unwrap(),
+                        lo.as_f64().unwrap(),
+                        hi.as_f64().unwrap(),
+                    );
+                    assert!(lo <= e && e <= hi && lo < hi, "{v}");
+                    1
+                }
+                _ => 0,
+            };
+            own + m.values().map(check_estimates).sum::<usize>()
+        }
+        serde_json::Value::Array(a) => a.iter().map(check_estimates).sum(),
+        _ => 0,
+    }
+}
+
+/// The study's three files: JSON with the command and sound intervals, SVG that parses.
+fn check_outputs(out: &Path, study: &str) -> serde_json::Value {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{study}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(json["study"], study);
+    assert!(
+        json["command"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("balance {study}")),
+        "{json}"
+    );
+    assert!(check_estimates(&json) > 0, "{json}");
+    let svg = std::fs::read_to_string(out.join(format!("{study}.svg"))).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count()
+            > 0,
+        "points are drawn"
+    );
+    let md = std::fs::read_to_string(out.join(format!("{study}.md"))).unwrap();
+    assert!(md.contains("Made by `") && md.contains('|'), "{md}");
+    json
+}
+
+#[test]
+fn first_player_study() {
+    let (out, cfg) = setup("first", CONFIG);
+    balance(&[
+        "first-player",
+        "--config",
+        s(&cfg),
+        "--player",
+        "mcts:8",
+        "--player",
+        "mcts:16",
+        "--games",
+        "8",
+        "--out",
+        s(&out),
+    ]);
+    let json = check_outputs(&out, "first-player");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "one result per player");
+    assert_eq!(results[0]["games"], 8);
+    assert!(
+        results[0]["swaps"]["rate"]["estimate"].is_number(),
+        "weak pie reports the swaps: {json}"
+    );
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn komi_study() {
+    let (out, cfg) = setup(
+        "komi",
+        &CONFIG.replace("balance = \"weak\"", "balance = \"komi\""),
+    );
+    balance(&[
+        "komi",
+        "--config",
+        s(&cfg),
+        "--player",
+        "mcts:8",
+        "--games",
+        "6",
+        "--komi",
+        "0..=2",
+        "--out",
+        s(&out),
+    ]);
+    let json = check_outputs(&out, "komi");
+    let points = json["curves"][0]["points"].as_array().unwrap();
+    assert_eq!(
+        points
+            .iter()
+            .map(|p| p["komi"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert!(json["curves"][0]["swaps"].is_null());
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn pie_table_study() {
+    let (out, cfg) = setup("pie", CONFIG);
+    balance(&[
+        "pie-table",
+        "--config",
+        s(&cfg),
+        "--player",
+        "mcts:4",
+        "--games",
+        "4",
+        "--sides",
+        "3,4",
+        "--komi",
+        "0,1",
+        "--out",
+        s(&out),
+    ]);
+    let json = check_outputs(&out, "pie-table");
+    let rows = json["tables"][0]["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["side"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [3, 4]
+    );
+    assert!(rows[0]["strong"]["game"]
+        .as_str()
+        .unwrap()
+        .contains("strong"));
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn a_komi_study_of_a_game_without_komi_is_refused() {
+    let (out, cfg) = setup("nokomi", CONFIG);
+    let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args([
+            "balance",
+            "komi",
+            "--config",
+            s(&cfg),
+            "--player",
+            "mcts:4",
+            "--games",
+            "2",
+            "--out",
+            s(&out),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && text.contains("no komi"), "{text}");
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
