@@ -22,6 +22,7 @@ pub mod ratings;
 pub mod results;
 pub mod sprt;
 pub mod studies;
+pub mod swapmap;
 
 pub use config::EvalConfig;
 pub use elo::{elo_estimate, EloEstimate, Wdl};

@@ -5,7 +5,7 @@
 use crate::balance::{self, Estimate, FirstPlayer, KomiCurve, PieRow, StudyOptions};
 use crate::players::Contestant;
 use crate::EvalError;
-use engine::GameConfig;
+use engine::{Game, GameConfig};
 use selfplay::config::RunConfig;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,6 +52,12 @@ pub enum Study {
         /// Komi values: a range `0..=6` or a list `0,2,4`.
         #[arg(long, default_value = "0..=6")]
         komi: String,
+    },
+    /// The value of every opening (first stone, or first pair under strong pie) for the player
+    /// who made it, by search, as a heat map with the openings White should swap marked.
+    SwapMap {
+        #[command(flatten)]
+        args: StudyArgs,
     },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
@@ -165,6 +171,33 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 &komi_md(&curves),
             )
         }
+        Study::SwapMap { args } => {
+            let l = load(args)?;
+            let maps = l
+                .players
+                .iter()
+                .map(|p| crate::swapmap::swap_map(&l.run.game, p, &l.opts))
+                .collect::<Result<Vec<_>, _>>()?;
+            let board = l
+                .run
+                .game
+                .start()
+                .map_err(|e| EvalError::Config(e.to_string()))?
+                .board()
+                .clone();
+            let svg = side_by_side(
+                maps.iter()
+                    .map(|m| crate::swapmap::swap_map_svg(&board, m))
+                    .collect(),
+            );
+            write(
+                &args.out,
+                "swap-map",
+                serde_json::json!({ "maps": maps }),
+                &svg,
+                &swap_map_md(&maps),
+            )
+        }
         Study::PieTable { args, sides, komi } => {
             let komis = parse_komis(komi)?;
             let l = load(args)?;
@@ -211,6 +244,53 @@ fn write(
     selfplay::rundir::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
     selfplay::rundir::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
     Ok(md)
+}
+
+/// SVG pictures next to each other in one SVG (nested `<svg>` elements).
+fn side_by_side(pictures: Vec<String>) -> String {
+    let size = |svg: &str, attr: &str| -> f64 {
+        svg.split(&format!("{attr}=\""))
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let (mut x, mut height, mut inner) = (0.0, 0.0f64, String::new());
+    for p in &pictures {
+        let (w, h) = (size(p, "width"), size(p, "height"));
+        inner.push_str(&p.replacen("<svg ", &format!("<svg x=\"{x}\" y=\"0\" "), 1));
+        x += w;
+        height = height.max(h);
+    }
+    format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{x}\" height=\"{height}\">{inner}</svg>\n")
+}
+
+fn swap_map_md(maps: &[crate::swapmap::SwapMap]) -> String {
+    let mut s = String::from("# Swap map
+
+| game | player | openings (searched) | White should swap | best openings for the player who made them |
+|---|---|---|---|---|
+");
+    for m in maps {
+        let mut best: Vec<&crate::swapmap::Opening> = m.openings.iter().collect();
+        best.sort_by(|a, b| b.value.total_cmp(&a.value));
+        let top = best
+            .iter()
+            .take(5)
+            .map(|o| format!("{} {:+.2}", o.cells.join("+"), o.value))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let swaps = m.openings.iter().filter(|o| o.swap).count();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} ({}) | {swaps} | {top} |",
+            m.game,
+            m.player,
+            m.openings.len(),
+            m.searched
+        );
+    }
+    s
 }
 
 fn opt(e: Option<Estimate>) -> String {

@@ -211,3 +211,49 @@ fn a_komi_study_of_a_game_without_komi_is_refused() {
     assert!(!o.status.success() && text.contains("no komi"), "{text}");
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn swap_map_study() {
+    let (out, cfg) = setup("swap", CONFIG);
+    balance(&[
+        "swap-map",
+        "--config",
+        s(&cfg),
+        "--player",
+        "mcts:16",
+        "--player",
+        "mcts:32",
+        "--out",
+        s(&out),
+    ]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("swap-map.json")).unwrap()).unwrap();
+    let map = &json["maps"][0];
+    assert_eq!(
+        map["openings"].as_array().unwrap().len(),
+        19,
+        "every first stone of side 3"
+    );
+    // Side 3's 19 cells fall into 4 orbits under the 12 symmetries of the hexagon.
+    assert_eq!(map["searched"], 4);
+    for o in map["openings"].as_array().unwrap() {
+        let v = o["value"].as_f64().unwrap();
+        assert!(
+            (-1.0..=1.0).contains(&v) && o["swap"].as_bool().unwrap() == (v > 0.0),
+            "{o}"
+        );
+    }
+    let svg = std::fs::read_to_string(out.join("swap-map.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("polygon"))
+            .count(),
+        2 * 19,
+        "a hexagon per cell, per player"
+    );
+    assert!(std::fs::read_to_string(out.join("swap-map.md"))
+        .unwrap()
+        .contains("White should swap"));
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
