@@ -303,7 +303,8 @@ pub struct KomiCurve {
     pub player: String,
     pub points: Vec<KomiPoint>,
     /// The fitted curve and the komi where it crosses 50% (`None` when the results do not
-    /// change with komi, so no crossing can be fitted).
+    /// change with komi, or the crossing lies further outside the komi studied than the
+    /// range is wide).
     pub fit: Option<Logistic>,
     pub fair_komi: Option<Estimate>,
 }
@@ -336,7 +337,15 @@ pub fn komi_study(
             black: f.black,
         });
     }
-    let fitted = fit_logistic(&results);
+    // A crossing far outside the komi studied is an extrapolation of a flat curve, not a
+    // finding: reported as none.
+    let (kmin, kmax) = (
+        komis.iter().min().copied().unwrap_or(0) as f64,
+        komis.iter().max().copied().unwrap_or(0) as f64,
+    );
+    let span = (kmax - kmin).max(1.0);
+    let fitted = fit_logistic(&results)
+        .filter(|(_, fair)| fair.estimate >= kmin - span && fair.estimate <= kmax + span);
     Ok(KomiCurve {
         game: with_komi(game, komis.first().copied().unwrap_or(0))?.label(),
         player: player.info.name.clone(),

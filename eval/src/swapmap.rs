@@ -242,18 +242,23 @@ pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
     let (miny, maxy) = spots
         .iter()
         .fold((f64::MAX, f64::MIN), |(a, b), s| (a.min(s.1), b.max(s.1)));
-    let (w, h) = (maxx - minx + 2.0 * unit, maxy - miny + 2.0 * unit + 40.0);
+    // Wide enough for the two title lines; the board is centred.
+    let (w, h) = (
+        (maxx - minx + 2.0 * unit).max(520.0),
+        maxy - miny + 2.0 * unit + 50.0,
+    );
+    let left = (w - (maxx - minx)) / 2.0;
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif">"#
     );
     let _ = write!(
         s,
-        r#"<rect width="100%" height="100%" fill="white"/><text x="8" y="18" font-size="13">Swap map {} ({}): value of the best opening through each cell for the player who made it; outlined: White should swap</text>"#,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="8" y="18" font-size="14">Swap map of {} by {}</text><text x="8" y="36" font-size="11">best opening through each cell, valued for the player who made it; outlined: White should swap</text>"#,
         esc(&map.game),
         esc(&map.player)
     );
     for (x, y, v, name) in &spots {
-        let (cx, cy) = (x - minx + unit, y - miny + unit + 30.0);
+        let (cx, cy) = (x - minx + left, y - miny + unit + 40.0);
         let fill = v.map_or("rgb(230,230,230)".into(), |v| heat(v.best));
         let stroke = if v.is_some_and(|v| v.best > 0.0) {
             r#"stroke="black" stroke-width="2.5""#
