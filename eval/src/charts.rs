@@ -141,10 +141,12 @@ pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
         |chart| {
             for (i, curve) in curves.iter().enumerate() {
                 let c = colour(i);
+                // Players side by side around each komi, so their intervals stay visible.
+                let offset = (i as f64 - (curves.len() as f64 - 1.0) / 2.0) * 0.06;
                 let points: Vec<(f64, Estimate)> = curve
                     .points
                     .iter()
-                    .map(|p| (p.komi as f64, p.black))
+                    .map(|p| (p.komi as f64 + offset, p.black))
                     .collect();
                 let label = match curve.fair_komi {
                     Some(f) => format!(
