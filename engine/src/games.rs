@@ -79,6 +79,50 @@ impl GameConfig {
         })
     }
 
+    /// The komi of a game that has one: Lifeline's komi points (with `balance = "komi"`),
+    /// the black prisoners of Square Lifeline and Leblin.
+    pub fn komi(&self) -> Option<u32> {
+        match self {
+            GameConfig::Lifeline(o) if o.balance == crate::lifeline::Balance::Komi => {
+                Some(o.komi as u32)
+            }
+            GameConfig::SquareLifeline(o) => Some(o.komi),
+            GameConfig::Leblin(o) => Some(o.komi),
+            _ => None,
+        }
+    }
+
+    /// The same game with komi `komi` (checked like any config); an error for a game without
+    /// komi or a komi out of its range.
+    pub fn with_komi(&self, komi: u32) -> Result<GameConfig, String> {
+        let mut g = self.clone();
+        match &mut g {
+            GameConfig::Lifeline(o) if o.balance == crate::lifeline::Balance::Komi => {
+                o.komi = u8::try_from(komi).map_err(|_| format!("komi {komi} is out of range"))?;
+            }
+            GameConfig::SquareLifeline(o) => o.komi = komi,
+            GameConfig::Leblin(o) => o.komi = komi,
+            _ => {
+                return Err(format!(
+                    "{} has no komi (Lifeline needs balance = \"komi\"; Square Lifeline and Leblin have black prisoners)",
+                    self.label()
+                ))
+            }
+        }
+        g.start().map_err(|e| format!("komi {komi}: {e}"))?;
+        Ok(g)
+    }
+
+    /// The board size (Vigilance: the number of cells of its board).
+    pub fn size(&self) -> usize {
+        match self {
+            GameConfig::Lifeline(o) => o.size,
+            GameConfig::SquareLifeline(o) => o.size,
+            GameConfig::Leblin(o) => o.size,
+            GameConfig::Vigilance(_) => self.start().map_or(0, |g| g.board().num_cells()),
+        }
+    }
+
     /// Short name for file names and tables, e.g. `lifeline-7-strong`.
     pub fn label(&self) -> String {
         match self {

@@ -204,23 +204,7 @@ pub fn first_player(
 
 /// `game` with its komi set to `komi`; an error for a game without komi.
 pub fn with_komi(game: &GameConfig, komi: u32) -> Result<GameConfig, EvalError> {
-    let mut g = game.clone();
-    match &mut g {
-        GameConfig::Lifeline(o) if o.balance == engine::lifeline::Balance::Komi => {
-            o.komi = u8::try_from(komi).map_err(|_| EvalError::Config(format!("komi {komi} is out of range")))?;
-        }
-        GameConfig::SquareLifeline(o) => o.komi = komi,
-        GameConfig::Leblin(o) => o.komi = komi,
-        _ => {
-            return Err(EvalError::Config(format!(
-                "{} has no komi (Lifeline needs balance = \"komi\"; Square Lifeline and Leblin have black prisoners)",
-                game.label()
-            )))
-        }
-    }
-    g.start()
-        .map_err(|e| EvalError::Config(format!("komi {komi}: {e}")))?;
-    Ok(g)
+    game.with_komi(komi).map_err(EvalError::Config)
 }
 
 /// A logistic curve P(Black wins) = 1 / (1 + exp(-(a + b * komi))).

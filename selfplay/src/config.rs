@@ -103,6 +103,7 @@ impl RunConfig {
             .try_into()
             .map_err(|e| format!("[selfplay]: {e}"))?;
         selfplay.validate()?;
+        selfplay.check_komi_range(&game)?;
         let network: NetConfig = section("network")
             .try_into()
             .map_err(|e| format!("[network]: {e}"))?;

@@ -44,13 +44,24 @@ pub struct ModelMeta {
     /// have none and are loaded unchecked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights_checksum: Option<String>,
+    /// The komi range of the self-play that trained it (`selfplay.komi_range`), when it was
+    /// one; see [`ModelMeta::komi_range`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub komi_range: Option<[u32; 2]>,
 }
 
 impl ModelMeta {
-    /// Whether this network can play `game`: the same game with the same rules and the same
-    /// input planes. Board size and komi may differ (the network is convolutional with global
-    /// pooling, and komi is an input plane), which balance studies need; anything else (another
-    /// game, balancing method, board set or capture rule) is refused with the reason.
+    /// The komi values the network was trained on: its self-play `komi_range`, or the komi of
+    /// its game.
+    pub fn komi_range(&self) -> Option<[u32; 2]> {
+        self.komi_range.or_else(|| self.game.komi().map(|k| [k, k]))
+    }
+
+    /// Whether this network can play `game`: the same game with the same rules and input
+    /// planes, on the board size it was trained on, at a komi inside its training range
+    /// ([`ModelMeta::komi_range`]; komi is an input plane, and balance studies need one network
+    /// at many komi). Anything else (another game, balancing method, board set or capture
+    /// rule, board size or komi) is refused with the reason.
     pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
         if rules_of(&self.game) != rules_of(game) {
             return Err(format!(
@@ -67,7 +78,19 @@ impl ModelMeta {
                 game.label()
             ));
         }
-        Ok(())
+        if game.size() != self.game.size() {
+            return Err(format!(
+                "it was trained on size {} and the config asks for size {}",
+                self.game.size(),
+                game.size()
+            ));
+        }
+        match (self.komi_range(), game.komi()) {
+            (Some([lo, hi]), Some(k)) if !(lo..=hi).contains(&k) => Err(format!(
+                "it was trained for komi {lo} to {hi} and the config asks for komi {k} (widen selfplay.komi_range to train it there)"
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -174,6 +197,7 @@ impl Model {
             samples: 0,
             parent: None,
             weights_checksum: None,
+            komi_range: None,
         };
         Ok(Model::new(net.init(planes, device), meta, device.clone()))
     }

@@ -29,6 +29,10 @@ pub struct SelfPlayConfig {
     pub resign_playout_share: f32,
     /// Self-play threads, each with its own evaluator (0: one per core).
     pub threads: usize,
+    /// `[lo, hi]`: each game draws its komi uniformly from this range (games with komi only),
+    /// so one network learns to play every komi of it (balance studies need that). Absent:
+    /// every game has the config's komi.
+    pub komi_range: Option<[u32; 2]>,
 }
 
 impl Default for SelfPlayConfig {
@@ -43,6 +47,7 @@ impl Default for SelfPlayConfig {
             resign_threshold: -0.95,
             resign_playout_share: 0.1,
             threads: 0,
+            komi_range: None,
         }
     }
 }
@@ -70,6 +75,40 @@ impl SelfPlayConfig {
         }
         Ok(())
     }
+
+    /// `komi_range` must be ordered and playable by `game`.
+    pub fn check_komi_range(&self, game: &GameConfig) -> Result<(), String> {
+        let Some([lo, hi]) = self.komi_range else {
+            return Ok(());
+        };
+        if lo > hi {
+            return Err(format!(
+                "selfplay.komi_range [{lo}, {hi}] must be [low, high]"
+            ));
+        }
+        for k in [lo, hi] {
+            game.with_komi(k)
+                .map_err(|e| format!("selfplay.komi_range: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The games self-play starts from: one per komi of `komi_range`, or `game` alone.
+    pub fn starts(&self, game: &GameConfig) -> Vec<(GameConfig, AnyGame)> {
+        let configs: Vec<GameConfig> = match self.komi_range {
+            Some([lo, hi]) => (lo..=hi)
+                .map(|k| game.with_komi(k).expect("checked komi range"))
+                .collect(),
+            None => vec![game.clone()],
+        };
+        configs
+            .into_iter()
+            .map(|g| {
+                let start = g.start().expect("validated game config");
+                (g, start)
+            })
+            .collect()
+    }
 }
 
 /// A finished self-play game.
@@ -94,6 +133,8 @@ struct Pending {
 
 struct Slot {
     search: Search<AnyGame>,
+    /// This game's config (its komi may be drawn from `komi_range`) and start.
+    config: GameConfig,
     start: AnyGame,
     actions: Vec<Action>,
     infos: Vec<MoveInfo>,
@@ -119,7 +160,7 @@ impl SelfPlay<'_> {
         rng: &mut R,
         mut done: impl FnMut(FinishedGame),
     ) -> Result<(), SearchError> {
-        let start = self.game.start().expect("validated game config");
+        let starts = self.selfplay.starts(self.game);
         let mut slots: Vec<Option<Slot>> = Vec::new();
         let mut started = 0;
         let mut batch = LeafBatch::new();
@@ -128,7 +169,15 @@ impl SelfPlay<'_> {
             while started < games
                 && slots.iter().filter(|s| s.is_some()).count() < self.selfplay.games_in_flight
             {
-                let slot = self.new_slot(&start, rng);
+                // A draw only when there is a choice, so a config without a komi range plays
+                // the games it always played for a seed.
+                let pick = if starts.len() > 1 {
+                    rng.gen_range(0..starts.len())
+                } else {
+                    0
+                };
+                let (config, start) = &starts[pick];
+                let slot = self.new_slot(config, start, rng);
                 match slots.iter_mut().find(|s| s.is_none()) {
                     Some(free) => *free = Some(slot),
                     None => slots.push(Some(slot)),
@@ -166,9 +215,10 @@ impl SelfPlay<'_> {
         }
     }
 
-    fn new_slot<R: Rng>(&self, start: &AnyGame, rng: &mut R) -> Slot {
+    fn new_slot<R: Rng>(&self, config: &GameConfig, start: &AnyGame, rng: &mut R) -> Slot {
         let mut slot = Slot {
             search: Search::new(self.search.clone(), start.clone()),
+            config: config.clone(),
             start: start.clone(),
             actions: Vec::new(),
             infos: Vec::new(),
@@ -301,7 +351,8 @@ impl SelfPlay<'_> {
                 }
             })
             .collect();
-        let mut record = GameRecord::new(self.game.clone(), &slot.start, &slot.actions, &end_game);
+        let mut record =
+            GameRecord::new(slot.config.clone(), &slot.start, &slot.actions, &end_game);
         record.result = Some(RecordResult { winner, reason });
         record.moves = std::mem::take(&mut slot.infos);
         let false_resignation = match (resigned, slot.would_resign) {

@@ -248,12 +248,12 @@ fn flipped_bytes_in_the_weights_are_refused() {
 }
 
 #[test]
-fn a_network_plays_its_own_game_at_any_size_and_komi_only() {
+fn a_network_plays_its_own_game_inside_its_training_ranges_only() {
     let device = Device::flex();
     let parse = |s: &str| -> GameConfig { serde_json::from_str(s).unwrap() };
     let square = parse(r#"{"game":"square_lifeline","options":{"size":7}}"#);
     let leblin = parse(r#"{"game":"leblin","options":{"size":7}}"#);
-    let model = Model::random(&square, &small_net(), &device, 1).unwrap();
+    let mut model = Model::random(&square, &small_net(), &device, 1).unwrap();
     // Square Lifeline and Leblin both have 15 planes: the planes alone cannot tell them apart.
     assert_eq!(
         square.start().unwrap().num_planes(),
@@ -261,20 +261,34 @@ fn a_network_plays_its_own_game_at_any_size_and_komi_only() {
     );
     let e = model.meta.plays(&leblin).unwrap_err();
     assert!(e.contains("square") && e.contains("leblin"), "{e}");
+    // Komi: its own only, until it is trained over a range; then anything inside the range.
+    let komi = |k: u32| {
+        parse(&format!(
+            r#"{{"game":"square_lifeline","options":{{"size":7,"komi":{k}}}}}"#
+        ))
+    };
+    assert!(model.meta.plays(&komi(0)).is_ok());
     assert!(model
         .meta
-        .plays(&parse(
-            r#"{"game":"square_lifeline","options":{"size":9,"komi":2}}"#
-        ))
-        .is_ok());
+        .plays(&komi(2))
+        .unwrap_err()
+        .contains("komi 0 to 0"));
+    model.meta.komi_range = Some([0, 3]);
+    assert!(model.meta.plays(&komi(3)).is_ok());
+    assert!(model
+        .meta
+        .plays(&komi(4))
+        .unwrap_err()
+        .contains("komi 0 to 3"));
+    // Size: the one it was trained on.
+    let e = model
+        .meta
+        .plays(&parse(r#"{"game":"square_lifeline","options":{"size":9}}"#))
+        .unwrap_err();
+    assert!(e.contains("size 7") && e.contains("size 9"), "{e}");
     let lifeline = parse(r#"{"game":"lifeline","options":{"size":5,"balance":"strong"}}"#);
     let strong = Model::random(&lifeline, &small_net(), &device, 1).unwrap();
-    assert!(strong
-        .meta
-        .plays(&parse(
-            r#"{"game":"lifeline","options":{"size":7,"balance":"strong"}}"#
-        ))
-        .is_ok());
+    assert!(strong.meta.plays(&lifeline).is_ok());
     assert!(strong
         .meta
         .plays(&parse(

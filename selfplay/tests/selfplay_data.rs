@@ -303,3 +303,42 @@ fn gumbel_self_play_records_improved_policies() {
         }
     }
 }
+
+#[test]
+fn a_komi_range_gives_every_game_its_own_komi_inside_it() {
+    let game: GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#)
+            .unwrap();
+    let sp = SelfPlayConfig {
+        games_in_flight: 4,
+        komi_range: Some([0, 3]),
+        ..SelfPlayConfig::default()
+    };
+    let finished = play(&game, 16, sp.clone());
+    let mut seen = std::collections::BTreeSet::new();
+    for g in &finished {
+        let k = g.record.config.komi().unwrap();
+        assert!(k <= 3, "komi {k} outside the range");
+        seen.insert(k);
+        // The record replays under its own komi, and every sample carries it.
+        g.record.replay().unwrap();
+        assert_eq!(g.samples[0].komi, k as f32, "the first position has the game's komi");
+        assert!(g.samples.iter().all(|s| s.komi <= k as f32));
+    }
+    assert!(
+        seen.len() >= 3,
+        "16 games draw several komi values: {seen:?}"
+    );
+    // A range the game cannot have is refused by name.
+    let strong = lifeline(3);
+    let e = sp.check_komi_range(&strong).unwrap_err();
+    assert!(
+        e.contains("selfplay.komi_range") && e.contains("no komi"),
+        "{e}"
+    );
+    let reversed = SelfPlayConfig {
+        komi_range: Some([3, 1]),
+        ..SelfPlayConfig::default()
+    };
+    assert!(reversed.check_komi_range(&game).is_err());
+}

@@ -176,8 +176,9 @@ fn open_trainer(
             Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
         }
         None => {
-            let model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
+            let mut model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
                 .map_err(anyhow::Error::msg)?;
+            model.meta.komi_range = cfg.selfplay.komi_range;
             Ok((Trainer::new(model, train.clone()), None))
         }
     }
