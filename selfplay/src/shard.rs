@@ -86,6 +86,12 @@ pub enum ShardError {
     Io { path: String, msg: String },
     #[error("{path} is not a valid shard: {msg}")]
     Invalid { path: String, msg: String },
+    #[error("{path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(transparent)]
     RunDir(#[from] RunDirError),
 }
@@ -163,9 +169,9 @@ fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
         path: path.display().to_string(),
         msg,
     };
-    let file = File::open(path).map_err(|e| ShardError::Io {
+    let file = File::open(path).map_err(|source| ShardError::Open {
         path: path.display().to_string(),
-        msg: e.to_string(),
+        source,
     })?;
     let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
     let meta_bytes: Array1<u8> = npz

@@ -322,7 +322,10 @@ fn a_komi_range_gives_every_game_its_own_komi_inside_it() {
         seen.insert(k);
         // The record replays under its own komi, and every sample carries it.
         g.record.replay().unwrap();
-        assert_eq!(g.samples[0].komi, k as f32, "the first position has the game's komi");
+        assert_eq!(
+            g.samples[0].komi, k as f32,
+            "the first position has the game's komi"
+        );
         assert!(g.samples.iter().all(|s| s.komi <= k as f32));
     }
     assert!(

@@ -17,8 +17,8 @@ pub enum WindowError {
     NoRun(String),
     #[error("{0}: no readable sample shard (run self-play first)")]
     Empty(String),
-    #[error("{path}: {msg}")]
-    Io { path: String, msg: String },
+    #[error("the config's game: {0}")]
+    Game(#[from] engine::GameError),
 }
 
 /// One training sample in flat arrays (the shard layout).
@@ -72,10 +72,7 @@ impl Window {
         if !run.root().is_dir() {
             return Err(WindowError::NoRun(run.root().display().to_string()));
         }
-        let expected = ShardMeta::new(game, "", 0).map_err(|e| WindowError::Io {
-            path: "config".into(),
-            msg: e.to_string(),
-        })?;
+        let expected = ShardMeta::new(game, "", 0)?;
         let mut skipped = Vec::new();
         let mut skip = |msg: String| {
             eprintln!("warning: {msg}");
@@ -84,10 +81,7 @@ impl Window {
         let metas = matching_shards(run, &expected, &mut skip);
         let total: usize = metas.iter().map(|(_, m)| m.samples).sum();
         let want = cfg.window_size(total);
-        let start = game.start().map_err(|e| WindowError::Io {
-            path: "config".into(),
-            msg: e.to_string(),
-        })?;
+        let start = game.start()?;
         // Second pass: the arrays of the newest shards until the window is full.
         let mut samples = Vec::with_capacity(want);
         let mut used = Vec::new();
