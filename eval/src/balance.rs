@@ -89,6 +89,9 @@ pub struct FirstPlayer {
     pub game: String,
     pub player: String,
     pub games: u64,
+    /// Games that differ from every other (a figure from a few distinct games is weaker than
+    /// its interval says: the games are not independent).
+    pub distinct_games: u64,
     /// Black's (the first player's) score.
     pub black: Estimate,
     /// Under a pie rule: how often White swapped, and Black's score in each case.
@@ -107,6 +110,9 @@ pub struct SwapFigures {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudyOptions {
     pub games: usize,
+    /// Decisions at the start of each game sampled in proportion to visits (see
+    /// [`MatchOptions::sample_plies`]): without them a network plays one game over and over.
+    pub sample_plies: u32,
     pub games_in_flight: usize,
     pub seed: u64,
     pub progress: bool,
@@ -130,11 +136,12 @@ fn has_swap(game: &GameConfig) -> bool {
     }
 }
 
-/// One game of a study: Black's score and whether White swapped.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One game of a study: Black's score, whether White swapped, and its actions.
+#[derive(Clone, Debug, PartialEq)]
 struct Played {
     black: f64,
     swapped: bool,
+    actions: Vec<String>,
 }
 
 /// `player` against itself from the empty board, `opts.games` games.
@@ -154,6 +161,7 @@ fn play_study(
         games_in_flight: opts.games_in_flight,
         seed: opts.seed,
         progress: opts.progress,
+        sample_plies: opts.sample_plies,
     };
     let label = format!("{} {}", game.label(), player.info.name);
     let bar = progress_bar(opts.games as u64, opts.progress, &label);
@@ -164,6 +172,7 @@ fn play_study(
         .map(|r| Played {
             black: black_score(&r.record),
             swapped: r.record.actions.iter().any(|a| a == "swap"),
+            actions: r.record.actions.clone(),
         })
         .collect())
 }
@@ -184,10 +193,13 @@ fn summarize(game: &GameConfig, player: &Contestant, games: &[Played]) -> FirstP
         black_when_swapped: swapped.estimate(),
         black_when_kept: kept.estimate(),
     });
+    let distinct: std::collections::HashSet<&Vec<String>> =
+        games.iter().map(|g| &g.actions).collect();
     FirstPlayer {
         game: game.label(),
         player: player.info.name.clone(),
         games: all.games,
+        distinct_games: distinct.len() as u64,
         black: all.estimate().expect("a study has games"),
         swaps,
     }

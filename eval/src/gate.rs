@@ -48,6 +48,7 @@ pub fn gate(
         games_in_flight: cfg.games_in_flight,
         seed,
         progress,
+        sample_plies: 0,
     };
     let bar = progress_bar(
         cfg.max_games as u64,

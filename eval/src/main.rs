@@ -156,6 +156,7 @@ fn main() -> Result<()> {
                 games_in_flight: games_in_flight.unwrap_or(ec.games_in_flight).max(1),
                 seed,
                 progress: true,
+                sample_plies: 0,
             };
             let mut output = match &run {
                 Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),

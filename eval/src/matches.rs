@@ -38,6 +38,10 @@ pub struct MatchOptions {
     pub seed: u64,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Decisions (after the opening) chosen in proportion to the search's visits instead of the
+    /// most visited action: variety for players that are otherwise deterministic (networks),
+    /// which balance studies need (0: always the most visited action).
+    pub sample_plies: u32,
 }
 
 impl Default for MatchOptions {
@@ -48,6 +52,7 @@ impl Default for MatchOptions {
             games_in_flight: 16,
             seed: 1,
             progress: false,
+            sample_plies: 0,
         }
     }
 }
@@ -370,7 +375,12 @@ impl<'a> Table<'a> {
         for slot in self.slots.iter_mut().filter(|s| to_move(s)) {
             let search = slot.searches[side].as_ref().expect("searched above");
             if search.root_visits() >= cfg.visits {
-                let x = search.result().best();
+                let result = search.result();
+                let x = if slot.actions.len() < slot.opening_len + self.opts.sample_plies as usize {
+                    result.sample(1.0, &mut slot.rng)
+                } else {
+                    result.best()
+                };
                 slot.play(x);
             }
         }
@@ -558,6 +568,7 @@ pub fn rating_matches(
             games_in_flight: cfg.games_in_flight,
             seed: seed.wrapping_add(k as u64),
             progress,
+            sample_plies: 0,
         };
         // A rating match already played (a loop killed after it) is not played again.
         let done = crate::results::find_summary(

@@ -28,6 +28,10 @@ pub struct StudyArgs {
     pub out: PathBuf,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Decisions at the start of each game chosen in proportion to the search's visits rather
+    /// than the most visited: a network would otherwise play the same game every time.
+    #[arg(long, default_value_t = 2)]
+    pub sample_plies: u32,
     /// Games played at once (default: [eval] games_in_flight of the config).
     #[arg(long)]
     pub games_in_flight: Option<usize>,
@@ -127,6 +131,7 @@ fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
         .collect::<Result<Vec<_>, _>>()?;
     let opts = StudyOptions {
         games: args.games,
+        sample_plies: args.sample_plies,
         games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
         seed: args.seed,
         progress: true,
@@ -298,7 +303,7 @@ fn opt(e: Option<Estimate>) -> String {
 }
 
 fn first_player_md(results: &[FirstPlayer]) -> String {
-    let mut s = String::from("# First player's score\n\n| game | player | games | Black's score | swap taken | Black if swapped | Black if kept |\n|---|---|---|---|---|---|---|\n");
+    let mut s = String::from("# First player's score\n\n| game | player | games (distinct) | Black's score | swap taken | Black if swapped | Black if kept |\n|---|---|---|---|---|---|---|\n");
     for r in results {
         let (rate, sw, kept) = match &r.swaps {
             Some(x) => (
@@ -310,10 +315,11 @@ fn first_player_md(results: &[FirstPlayer]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {rate} | {sw} | {kept} |",
+            "| {} | {} | {} ({}) | {} | {rate} | {sw} | {kept} |",
             r.game,
             r.player,
             r.games,
+            r.distinct_games,
             r.black.show()
         );
     }

@@ -257,3 +257,44 @@ fn swap_map_study() {
         .contains("White should swap"));
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
+    let game: engine::GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
+            .unwrap();
+    let net = selfplay::net::NetConfig {
+        blocks: 1,
+        channels: 8,
+        head_channels: 4,
+        value_hidden: 8,
+        pool_every: 1,
+    };
+    let model = selfplay::model::Model::random(
+        &game,
+        &net,
+        &selfplay::model::parse_device("cpu").unwrap(),
+        1,
+    )
+    .unwrap();
+    let player = eval::Contestant::network(
+        &model,
+        "000000",
+        8,
+        &selfplay::search::SearchConfig::default(),
+    );
+    let opts = |sample_plies| eval::balance::StudyOptions {
+        games: 12,
+        sample_plies,
+        games_in_flight: 4,
+        seed: 1,
+        progress: false,
+    };
+    let fixed = eval::balance::first_player(&game, &player, &opts(0)).unwrap();
+    assert_eq!(
+        fixed.distinct_games, 1,
+        "a deterministic player repeats its game"
+    );
+    let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
+    assert!(sampled.distinct_games > 3, "{sampled:?}");
+}
