@@ -117,7 +117,7 @@ fn refresh_ratings(run: &Path) {
     match update_ratings(run, RatingOptions::default()) {
         Ok(_) => println!(
             "ratings updated: {}",
-            run.join("eval").join("ratings.json").display()
+            RunDir::new(run).ratings_json().display()
         ),
         Err(e) => eprintln!("warning: ratings not updated: {e}"),
     }
@@ -193,8 +193,8 @@ fn main() -> Result<()> {
             print!("{}", format_table(&t));
             println!(
                 "written: {} and {}",
-                run.join("eval/ratings.json").display(),
-                run.join("eval/ratings.svg").display()
+                RunDir::new(&run).ratings_json().display(),
+                RunDir::new(&run).ratings_svg().display()
             );
         }
         Command::Gate {
@@ -226,7 +226,7 @@ fn main() -> Result<()> {
             let dev = selfplay::model::parse_device(&device)?;
             let visits = ec.gate_visits.unwrap_or(rc.search.visits);
             let best =
-                best.unwrap_or_else(|| run.join("models").join("best").display().to_string());
+                best.unwrap_or_else(|| RunDir::new(&run).best_pointer().display().to_string());
             let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &dev)
                 .context("candidate")?;
             let pb = Contestant::load(&best, &rc.game, &rc.search, visits, &dev).context("best")?;

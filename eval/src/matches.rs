@@ -87,7 +87,7 @@ impl MatchOutput {
             now_secs()
         );
         MatchOutput {
-            games_file: Some(run.join("eval").join(name)),
+            games_file: Some(selfplay::rundir::RunDir::new(run).eval().join(name)),
             summary_file: Some(crate::results::matches_file(run)),
         }
     }

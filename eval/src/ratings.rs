@@ -548,7 +548,8 @@ pub fn update_ratings(
     run: &std::path::Path,
     opts: RatingOptions,
 ) -> Result<RatingTable, crate::EvalError> {
-    let dir = run.join("eval");
+    let rundir = selfplay::rundir::RunDir::new(run);
+    let dir = rundir.eval();
     if !dir.is_dir() {
         return Err(crate::EvalError::Io {
             path: dir.display().to_string(),
@@ -559,14 +560,14 @@ pub fn update_ratings(
     let pairs: Vec<PairResult> = summaries.iter().map(PairResult::from).collect();
     let table = fit_ratings(&pairs, opts);
     let json = serde_json::to_string_pretty(&table).expect("ratings serialise");
-    crate::results::write_atomic(&dir.join("ratings.json"), &(json + "\n"))?;
+    crate::results::write_atomic(&rundir.ratings_json(), &(json + "\n"))?;
     let title = format!(
         "Elo of {}",
         run.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     );
-    crate::results::write_atomic(&dir.join("ratings.svg"), &ratings_svg(&table, &title))?;
+    crate::results::write_atomic(&rundir.ratings_svg(), &ratings_svg(&table, &title))?;
     Ok(table)
 }
 
