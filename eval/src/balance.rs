@@ -148,6 +148,7 @@ struct Played {
 fn play_study(
     game: &GameConfig,
     player: &Contestant,
+    prefix: &[engine::Action],
     opts: &StudyOptions,
 ) -> Result<Vec<Played>, EvalError> {
     if opts.games == 0 {
@@ -162,6 +163,7 @@ fn play_study(
         seed: opts.seed,
         progress: opts.progress,
         sample_plies: opts.sample_plies,
+        prefix: prefix.to_vec(),
     };
     let label = format!("{} {}", game.label(), player.info.name);
     let bar = progress_bar(opts.games as u64, opts.progress, &label);
@@ -211,7 +213,22 @@ pub fn first_player(
     player: &Contestant,
     opts: &StudyOptions,
 ) -> Result<FirstPlayer, EvalError> {
-    Ok(summarize(game, player, &play_study(game, player, opts)?))
+    Ok(summarize(
+        game,
+        player,
+        &play_study(game, player, &[], opts)?,
+    ))
+}
+
+/// Black's score in games of `player` against itself that all start with `prefix` (an
+/// opening of the swap map, checked by play).
+pub fn score_after(
+    game: &GameConfig,
+    player: &Contestant,
+    prefix: &[engine::Action],
+    opts: &StudyOptions,
+) -> Result<Estimate, EvalError> {
+    Ok(summarize(game, player, &play_study(game, player, prefix, opts)?).black)
 }
 
 /// `game` with its komi set to `komi`; an error for a game without komi.
@@ -320,6 +337,7 @@ pub fn komi_study(
         let played = play_study(
             &g,
             player,
+            &[],
             &StudyOptions {
                 seed,
                 ..opts.clone()

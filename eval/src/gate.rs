@@ -49,6 +49,7 @@ pub fn gate(
         seed,
         progress,
         sample_plies: 0,
+        prefix: Vec::new(),
     };
     let bar = progress_bar(
         cfg.max_games as u64,

@@ -157,6 +157,7 @@ fn main() -> Result<()> {
                 seed,
                 progress: true,
                 sample_plies: 0,
+                prefix: Vec::new(),
             };
             let mut output = match &run {
                 Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),

@@ -42,6 +42,9 @@ pub struct MatchOptions {
     /// most visited action: variety for players that are otherwise deterministic (networks),
     /// which balance studies need (0: always the most visited action).
     pub sample_plies: u32,
+    /// Actions every game starts with, before the random opening plies (a balance study
+    /// playing games from one opening).
+    pub prefix: Vec<Action>,
 }
 
 impl Default for MatchOptions {
@@ -53,6 +56,7 @@ impl Default for MatchOptions {
             seed: 1,
             progress: false,
             sample_plies: 0,
+            prefix: Vec::new(),
         }
     }
 }
@@ -286,14 +290,18 @@ impl<'a> Table<'a> {
     fn start_games(&mut self) {
         while self.next < self.end && self.slots.len() < self.opts.games_in_flight.max(1) {
             let i = self.next;
-            let open = opening(
-                &self.start,
+            let mut game = self.start.clone();
+            for &x in &self.opts.prefix {
+                game.apply(x);
+            }
+            let mut open = self.opts.prefix.clone();
+            open.extend(opening(
+                &game,
                 self.opts.opening_plies,
                 self.opts.seed,
                 (i / 2) as u64,
-            );
-            let mut game = self.start.clone();
-            for &x in &open {
+            ));
+            for &x in &open[self.opts.prefix.len()..] {
                 game.apply(x);
             }
             let mut rng = ChaCha8Rng::seed_from_u64(self.opts.seed);
@@ -569,6 +577,7 @@ pub fn rating_matches(
             seed: seed.wrapping_add(k as u64),
             progress,
             sample_plies: 0,
+            prefix: Vec::new(),
         };
         // A rating match already played (a loop killed after it) is not played again.
         let done = crate::results::find_summary(

@@ -62,6 +62,10 @@ pub enum Study {
     SwapMap {
         #[command(flatten)]
         args: StudyArgs,
+        /// Also play this many games from each opening (one per symmetry orbit) and report
+        /// Black's score beside the search's value.
+        #[arg(long, default_value_t = 0)]
+        check_games: usize,
     },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
@@ -176,12 +180,12 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 &komi_md(&curves),
             )
         }
-        Study::SwapMap { args } => {
+        Study::SwapMap { args, check_games } => {
             let l = load(args)?;
             let maps = l
                 .players
                 .iter()
-                .map(|p| crate::swapmap::swap_map(&l.run.game, p, &l.opts))
+                .map(|p| crate::swapmap::swap_map(&l.run.game, p, *check_games, &l.opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let board = l
                 .run
@@ -282,7 +286,15 @@ fn swap_map_md(maps: &[crate::swapmap::SwapMap]) -> String {
         let top = best
             .iter()
             .take(5)
-            .map(|o| format!("{} {:+.2}", o.cells.join("+"), o.value))
+            .map(|o| match o.checked {
+                Some(c) => format!(
+                    "{} {:+.2} (played: Black {})",
+                    o.cells.join("+"),
+                    o.value,
+                    c.show()
+                ),
+                None => format!("{} {:+.2}", o.cells.join("+"), o.value),
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let swaps = m.openings.iter().filter(|o| o.swap).count();

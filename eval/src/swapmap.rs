@@ -27,6 +27,10 @@ pub struct Opening {
     pub value: f64,
     /// White should swap: the opening is better for the player who made it.
     pub swap: bool,
+    /// Black's score in games played from the opening (`--check-games`), next to the search's
+    /// value: a check of the value by play.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<crate::balance::Estimate>,
 }
 
 /// What a cell of the map shows.
@@ -133,9 +137,12 @@ fn value_after(
 }
 
 /// The swap map of `game` by `player`.
+/// The swap map of `game` by `player`; with `check_games > 0`, each orbit's opening is also
+/// played that many times and Black's score recorded beside its value.
 pub fn swap_map(
     game: &GameConfig,
     player: &Contestant,
+    check_games: usize,
     opts: &StudyOptions,
 ) -> Result<SwapMap, EvalError> {
     let start = game
@@ -143,7 +150,8 @@ pub fn swap_map(
         .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
     let board = start.board().clone();
     let all = openings(&start);
-    let mut by_orbit: HashMap<Vec<Cell>, f64> = HashMap::new();
+    type Valued = (f64, Option<crate::balance::Estimate>);
+    let mut by_orbit: HashMap<Vec<Cell>, Valued> = HashMap::new();
     let bar = crate::matches::progress_bar(
         all.len() as u64,
         opts.progress,
@@ -152,17 +160,25 @@ pub fn swap_map(
     let mut openings = Vec::with_capacity(all.len());
     for cells in &all {
         let key = orbit_key(&board, cells);
-        let value = match by_orbit.get(&key) {
+        let (value, checked) = match by_orbit.get(&key) {
             Some(&v) => v,
             None => {
-                let v = value_after(
-                    &start,
-                    &key,
-                    player,
-                    opts.seed.wrapping_add(by_orbit.len() as u64),
-                )?;
-                by_orbit.insert(key, v);
-                v
+                let seed = opts.seed.wrapping_add(by_orbit.len() as u64);
+                let value = value_after(&start, &key, player, seed)?;
+                let checked = (check_games > 0)
+                    .then(|| {
+                        let prefix: Vec<Action> = key.iter().map(|&c| Action::Cell(c)).collect();
+                        let opts = StudyOptions {
+                            games: check_games,
+                            seed,
+                            progress: false,
+                            ..opts.clone()
+                        };
+                        crate::balance::score_after(game, player, &prefix, &opts)
+                    })
+                    .transpose()?;
+                by_orbit.insert(key, (value, checked));
+                (value, checked)
             }
         };
         bar.inc(1);
@@ -170,6 +186,7 @@ pub fn swap_map(
             cells: cells.iter().map(|&c| board.cell_name(c)).collect(),
             value,
             swap: value > 0.0,
+            checked,
         });
     }
     bar.finish_and_clear();

@@ -223,6 +223,8 @@ fn swap_map_study() {
         "mcts:16",
         "--player",
         "mcts:32",
+        "--check-games",
+        "4",
         "--out",
         s(&out),
     ]);
@@ -240,6 +242,11 @@ fn swap_map_study() {
         let v = o["value"].as_f64().unwrap();
         assert!(
             (-1.0..=1.0).contains(&v) && o["swap"].as_bool().unwrap() == (v > 0.0),
+            "{o}"
+        );
+        let played = &o["checked"];
+        assert!(
+            played["lo"].as_f64().unwrap() <= played["estimate"].as_f64().unwrap(),
             "{o}"
         );
     }

@@ -35,6 +35,7 @@ fn mcts_200_beats_random_on_side_4() {
         seed: 42,
         progress: false,
         sample_plies: 0,
+        prefix: Vec::new(),
     };
     let s = run_match(&game, &a, &b, &opts, &MatchOutput::default()).unwrap();
     println!("{}", eval::matches::describe(&s));
@@ -59,6 +60,7 @@ fn openings_are_paired_and_matches_reproducible() {
         seed: 5,
         progress: false,
         sample_plies: 0,
+        prefix: Vec::new(),
     };
     let r1 = play_games(&game, &a, &b, 0, 8, &opts, None).unwrap();
     assert_eq!(r1.len(), 8);
