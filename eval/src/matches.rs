@@ -22,9 +22,8 @@ use engine::{Action, AnyGame, Game, GameConfig, Player};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use selfplay::driver::LeafBatch;
 use selfplay::model::NetEvaluator;
-use selfplay::search::{Evaluation, Evaluator, Search};
+use selfplay::search::{Evaluation, Evaluator, LeafBatch, Search};
 use std::path::{Path, PathBuf};
 
 /// How a match is played.

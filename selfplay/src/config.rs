@@ -14,8 +14,9 @@ use crate::net::NetConfig;
 use crate::search::SearchConfig;
 use crate::worker::SelfPlayConfig;
 use engine::GameConfig;
-use std::fmt::Display;
 use std::path::Path;
+
+pub use crate::validate::{check_float, FloatRange};
 
 /// The sections of a config the self-play stage reads.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,45 +32,6 @@ pub struct RunConfig {
 const KNOWN: [&str; 8] = [
     "game", "options", "search", "selfplay", "network", "train", "eval", "loop",
 ];
-
-/// Where a config float must lie besides being finite.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FloatRange {
-    /// Any finite value.
-    Any,
-    /// Greater than 0.
-    Positive,
-    /// 0 or more.
-    NonNegative,
-    /// In `[lo, hi]`.
-    Closed(f64, f64),
-    /// In `[lo, hi)`.
-    HalfOpen(f64, f64),
-}
-
-/// Check one float of a config: finite and in `range`. The error names the field, e.g.
-/// "search.c_visit must be a positive finite number (got NaN)". Checked apart from the range
-/// because NaN fails every comparison and infinity passes some, and either would otherwise
-/// reach the search or the optimizer and fail far from the config.
-pub fn check_float<T: Copy + Into<f64> + Display>(
-    field: &str,
-    v: T,
-    range: FloatRange,
-) -> Result<(), String> {
-    let x: f64 = v.into();
-    let (inside, what) = match range {
-        FloatRange::Any => (true, "a finite number".to_string()),
-        FloatRange::Positive => (x > 0.0, "a positive finite number".into()),
-        FloatRange::NonNegative => (x >= 0.0, "a finite number of at least 0".into()),
-        FloatRange::Closed(lo, hi) => (lo <= x && x <= hi, format!("between {lo} and {hi}")),
-        FloatRange::HalfOpen(lo, hi) => (lo <= x && x < hi, format!("in [{lo}, {hi})")),
-    };
-    if x.is_finite() && inside {
-        Ok(())
-    } else {
-        Err(format!("{field} must be {what} (got {v})"))
-    }
-}
 
 impl RunConfig {
     pub fn load(path: &Path) -> Result<RunConfig, String> {

@@ -21,8 +21,7 @@ use engine::{Action, Game, GameConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-pub const WEIGHTS_FILE: &str = "weights.bpk";
-pub const META_FILE: &str = "meta.json";
+pub use crate::rundir::{META_FILE, WEIGHTS_FILE};
 
 /// What a checkpoint says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,11 +19,14 @@
 //! written. Temporary names carry the writer's pid ([`temporary_name`]); those of dead writers
 //! are removed by [`RunDir::clean_stale_temporaries`].
 
-use crate::model::{META_FILE, WEIGHTS_FILE};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// A checkpoint directory's weights (burn's burnpack record) and metadata files.
+pub const WEIGHTS_FILE: &str = "weights.bpk";
+pub const META_FILE: &str = "meta.json";
 
 /// The format of every metadata file this build writes (checkpoint meta, shard meta, loop
 /// state). Files without a version are version 1; a newer one is refused by [`check_format`].

@@ -1,7 +1,6 @@
 //! Self-play: many games in flight, their leaves evaluated together, samples and records out.
 
-use crate::driver::LeafBatch;
-use crate::search::{Evaluator, Search, SearchConfig, SearchError};
+use crate::search::{Evaluator, LeafBatch, Search, SearchConfig, SearchError};
 use crate::shard::Sample;
 use engine::record::{GameRecord, MoveInfo, RecordResult};
 use engine::testing::encode_owned;
@@ -56,7 +55,7 @@ impl SelfPlayConfig {
     /// Check every field; the error names the field. Every float must be finite; values are in
     /// [-1, 1], so a `resign_threshold` of -1 never resigns.
     pub fn validate(&self) -> Result<(), String> {
-        use crate::config::{check_float, FloatRange::*};
+        use crate::validate::{check_float, FloatRange::*};
         if self.games_in_flight == 0 {
             return Err("selfplay.games_in_flight must be at least 1".into());
         }

@@ -11,9 +11,10 @@
 //! player as the first, and keeps the sign (DESIGN.md, "values are backed up from each
 //! decision-maker's point of view").
 
+mod batch;
 mod gumbel;
 
-use crate::driver::LeafBatch;
+pub use batch::LeafBatch;
 use engine::{Action, Game, Player};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -70,7 +71,7 @@ impl SearchConfig {
     /// Check every field; the error names the field. Every float must be finite;
     /// `fpu_reduction` may be negative (unvisited children valued above their parent).
     pub fn validate(&self) -> Result<(), String> {
-        use crate::config::{check_float, FloatRange::*};
+        use crate::validate::{check_float, FloatRange::*};
         if self.visits == 0 {
             return Err("search.visits must be at least 1".into());
         }

@@ -7,7 +7,7 @@
 //! is what keeps a network's batch large. [`LeafBatch`] is that round, with buffers that are
 //! reused from round to round.
 
-use crate::search::{Evaluation, Evaluator, Search, SearchError};
+use super::{Evaluation, Evaluator, Search, SearchError};
 use engine::{Action, Game};
 use std::ops::Range;
 
