@@ -270,7 +270,7 @@ pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
     );
     let _ = write!(
         s,
-        r#"<rect width="100%" height="100%" fill="white"/><text x="8" y="18" font-size="14">Swap map of {} by {}</text><text x="8" y="36" font-size="11">best opening through each cell, valued for the player who made it; outlined: White should swap</text>"#,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="8" y="18" font-size="14">Swap map of {} by {}</text><text x="8" y="36" font-size="11">best opening through each cell for its player; outlined: White should swap</text>"#,
         esc(&map.game),
         esc(&map.player)
     );
