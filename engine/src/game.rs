@@ -111,6 +111,21 @@ pub enum GameError {
     BadOptions(String),
 }
 
+/// The largest count a position description may hold (turns, actions, stones placed,
+/// prisoners, hands): a game would need about a billion turns to reach it, and every counter
+/// stays far from overflowing as the game goes on. Larger ones are refused.
+pub const MAX_DESCRIBED_COUNT: u32 = 1 << 30;
+
+/// Refuse a count of a position description past [`MAX_DESCRIBED_COUNT`], naming its field.
+pub fn check_described_count(field: &str, value: u32) -> Result<(), GameError> {
+    if value > MAX_DESCRIBED_COUNT {
+        return Err(GameError::BadPosition(format!(
+            "{field} is {value}, more than any game reaches (at most {MAX_DESCRIBED_COUNT})"
+        )));
+    }
+    Ok(())
+}
+
 /// The rules of one game, as the search and the data pipeline see them.
 ///
 /// Implementations keep `legal_actions` and `apply` free of heap allocation once `out` has

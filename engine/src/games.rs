@@ -79,6 +79,37 @@ impl GameConfig {
         })
     }
 
+    /// Set up a position of this game from its description, the JSON of the game's position
+    /// type ([`crate::lifeline::LifelinePosition`], [`crate::square::SquarePosition`],
+    /// [`crate::leblin::LeblinPosition`], [`crate::vigilance::VigilancePosition`]), as
+    /// [`AnyGame::describe`] writes it. Text that is not such a description, or a description
+    /// the game refuses, is an error (never a panic).
+    pub fn setup(&self, description: &str) -> Result<AnyGame, GameError> {
+        fn parse<T: DeserializeOwned>(game: &str, text: &str) -> Result<T, GameError> {
+            serde_json::from_str(text).map_err(|e| {
+                GameError::BadPosition(format!("not a position description of {game}: {e}"))
+            })
+        }
+        let game = self.label();
+        Ok(match self {
+            GameConfig::Lifeline(o) => AnyGame::Lifeline(Lifeline::from_position(
+                o.clone(),
+                &parse(&game, description)?,
+            )?),
+            GameConfig::Vigilance(o) => AnyGame::Vigilance(Vigilance::from_position(
+                o.clone(),
+                &parse(&game, description)?,
+            )?),
+            GameConfig::SquareLifeline(o) => AnyGame::SquareLifeline(
+                SquareLifeline::from_position(o.clone(), &parse(&game, description)?)?,
+            ),
+            GameConfig::Leblin(o) => AnyGame::Leblin(Leblin::from_position(
+                o.clone(),
+                &parse(&game, description)?,
+            )?),
+        })
+    }
+
     /// The komi of a game that has one: Lifeline's komi points (with `balance = "komi"`),
     /// the black prisoners of Square Lifeline and Leblin.
     pub fn komi(&self) -> Option<u32> {
@@ -148,6 +179,20 @@ pub enum AnyGame {
     Vigilance(Vigilance),
     SquareLifeline(SquareLifeline),
     Leblin(Leblin),
+}
+
+impl AnyGame {
+    /// The description of this position, the JSON that [`GameConfig::setup`] reads back
+    /// (Square Lifeline's repetition history is not part of it).
+    pub fn describe(&self) -> serde_json::Value {
+        let value = match self {
+            AnyGame::Lifeline(g) => serde_json::to_value(g.position()),
+            AnyGame::Vigilance(g) => serde_json::to_value(g.position()),
+            AnyGame::SquareLifeline(g) => serde_json::to_value(g.position()),
+            AnyGame::Leblin(g) => serde_json::to_value(g.position()),
+        };
+        value.expect("position descriptions serialise")
+    }
 }
 
 macro_rules! dispatch {

@@ -268,6 +268,14 @@ impl Leblin {
     /// Set up a position from its description; the outcome is computed as after a turn
     /// (without the annihilation test, which needs the turn that removed stones).
     pub fn from_position(opts: LeblinOptions, pos: &LeblinPosition) -> Result<Leblin, GameError> {
+        for (field, v) in [
+            ("turns", pos.turns),
+            ("black_prisoners", pos.black_prisoners),
+            ("white_prisoners", pos.white_prisoners),
+            ("handicap_left", pos.handicap_left),
+        ] {
+            crate::game::check_described_count(field, v)?;
+        }
         let mut g = Leblin::new(opts)?;
         let cells = |g: &Leblin, names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
@@ -296,6 +304,13 @@ impl Leblin {
             ));
         }
         g.stones = [black, white];
+        let empty = g.empty().len() as u32;
+        if pos.handicap_left > empty {
+            return Err(GameError::BadPosition(format!(
+                "{} handicap stones left to place but only {empty} empty points",
+                pos.handicap_left
+            )));
+        }
         g.prison = [pos.black_prisoners, pos.white_prisoners];
         g.to_move = pos.to_move;
         g.turns = pos.turns;

@@ -10,6 +10,8 @@
 //! - [`vigilance`]: Vigilance on Ludii's 14 perforated boards ([`vigilance_boards`]).
 //! - [`games`]: [`games::GameConfig`] and [`games::AnyGame`] for dispatch by configuration.
 //! - [`encode`], [`notation`], [`record`]: tensors, text, and records that replay exactly.
+//! - [`testing`], [`soak`]: the interface contract as checks, and the soak that runs them over
+//!   random games and set-up positions of every game.
 //!
 //! ```
 //! use engine::{Game, lifeline::{Lifeline, LifelineOptions, Balance}};
@@ -32,6 +34,8 @@ pub mod lifeline;
 pub mod notation;
 pub mod playout;
 pub mod record;
+pub mod soak;
+pub mod solve;
 pub mod square;
 pub mod testing;
 pub mod vigilance;

@@ -187,6 +187,13 @@ impl Lifeline {
         opts: LifelineOptions,
         pos: &LifelinePosition,
     ) -> Result<Lifeline, GameError> {
+        for (field, v) in [
+            ("turns", pos.turns),
+            ("placement_turns", pos.placement_turns),
+            ("stones_placed", pos.stones_placed),
+        ] {
+            crate::game::check_described_count(field, v)?;
+        }
         let mut g = Lifeline::new(opts)?;
         let cells = |names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
@@ -230,8 +237,17 @@ impl Lifeline {
         }
         g.stones_hash = g.recompute_stones_hash();
         g.settled = g.no_dead_group(g.start_own(), g.stones[1 - g.to_move.index()]);
-        if g.pending.is_none() {
-            g.settle_outcome();
+        match g.pending {
+            None => g.settle_outcome(),
+            // A first stone is legal only if a second one completes the turn (RULES.md
+            // section 1), so no game reaches a pending stone without a completion.
+            Some(p) if !g.has_legal_action() => {
+                return Err(GameError::BadPosition(format!(
+                    "no second stone completes the double placement started at {}",
+                    g.board.cell_name(p)
+                )))
+            }
+            Some(_) => {}
         }
         Ok(g)
     }

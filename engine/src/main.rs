@@ -37,6 +37,29 @@ enum Cmd {
     },
     /// Replay every record of a JSON-lines file and report the results.
     Replay { file: PathBuf },
+    /// Random actions over every game and option set, and positions set up from descriptions
+    /// (valid, random, malformed), checking the interface contract all the way; reports
+    /// actions per second and any failure with the seed and game that reproduce it.
+    Soak {
+        /// Stop starting games once this many actions have been applied.
+        #[arg(long, default_value_t = 1_000_000)]
+        actions: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Threads playing games (default: every core).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Check the whole contract (symmetries, encoding, legality) every N actions of a
+        /// game; the hash is checked after every action.
+        #[arg(long, default_value_t = 10)]
+        check_every: u64,
+        /// Play only this game of the seed (to reproduce a failure).
+        #[arg(long)]
+        game: Option<u64>,
+        /// The game configs the soak cycles through, one JSON per line, then exit.
+        #[arg(long)]
+        list: bool,
+    },
 }
 
 fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
@@ -114,6 +137,30 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Soak {
+            actions,
+            seed,
+            threads,
+            check_every,
+            game,
+            list,
+        } => {
+            if list {
+                for c in engine::soak::all_configs() {
+                    println!("{}", serde_json::to_string(&c)?);
+                }
+                return Ok(());
+            }
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            soak(&engine::soak::SoakOptions {
+                actions,
+                seed,
+                threads,
+                check_every,
+                only_game: game,
+            })?;
+        }
         Cmd::Replay { file } => {
             let records = engine::record::read_records(&file)?;
             for (i, r) in records.iter().enumerate() {
@@ -130,4 +177,70 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn soak(opts: &engine::soak::SoakOptions) -> Result<()> {
+    let configs = engine::soak::all_configs();
+    println!(
+        "soak: {} actions over {} game configs, seed {}, {} threads, full check every {} actions",
+        opts.actions,
+        configs.len(),
+        opts.seed,
+        opts.threads,
+        opts.check_every
+    );
+    let start = std::time::Instant::now();
+    let mut next_report = 10.0;
+    let report = engine::soak::run(opts, |c| {
+        let t = start.elapsed().as_secs_f64();
+        if t >= next_report {
+            next_report = t + 10.0;
+            eprintln!(
+                "  {:.0} s: {} actions ({:.0}/s), {} games",
+                t,
+                c.actions,
+                c.actions as f64 / t,
+                c.games
+            );
+        }
+    });
+    let c = &report.counts;
+    println!(
+        "{} actions in {:.1} s: {:.0} actions/s",
+        c.actions,
+        report.elapsed.as_secs_f64(),
+        report.actions_per_second()
+    );
+    println!(
+        "{:<16} {:>12} {:>8} {:>8} {:>10}",
+        "game", "actions", "games", "set-ups", "checks"
+    );
+    for (name, g) in &report.by_game {
+        println!(
+            "{:<16} {:>12} {:>8} {:>8} {:>10}",
+            name, g.actions, g.games, g.setup_games, g.checks
+        );
+    }
+    println!(
+        "{} games from the start, {} played on from set-ups; {} full checks; {} records replayed; \
+         {} reached positions set up again; random descriptions: {} accepted, {} refused; \
+         {} malformed descriptions refused",
+        c.games,
+        c.setup_games,
+        c.checks,
+        c.replays,
+        c.setups,
+        c.random_accepted,
+        c.random_refused,
+        c.malformed_refused
+    );
+    for f in &report.failures {
+        println!("FAILED: {f}");
+    }
+    if report.failures.is_empty() {
+        println!("no failures");
+        Ok(())
+    } else {
+        anyhow::bail!("{} games failed", report.failures.len())
+    }
 }

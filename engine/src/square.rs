@@ -19,10 +19,13 @@
 //!   the end of every turn (the middle of a double placement is not a turn end). Only a
 //!   placement turn ends the game by repetition; a removal turn that leaves a known position
 //!   (the board does not change) does not.
-//! - With `incursions = "forbidden"`, RULES.md's definitions make White's first placement an
-//!   incursion (the single territory touches only Black's two stones), so Basic Square Lifeline
-//!   as written leaves White without a placement on its first turn. The engine implements it as
-//!   written (see the tests); this is reported as a probable defect of the rules text.
+//! - With `incursions = "forbidden"` (Basic), the stones of a player's first turn are never
+//!   incursions (RULES.md section 3, Decision): White's first two stones may go anywhere a
+//!   double placement is otherwise legal, although after Black's first turn the whole board is
+//!   one territory touching only black stones. The exemption belongs to the first turn, not to
+//!   the first placement: a White that spends its first turn removing a prisoner places single
+//!   stones under the ordinary rule afterwards. Under `allowed` (Advanced) a first turn can be an
+//!   incursion, minimal or not, as section 3's last constraint says.
 
 use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
@@ -308,6 +311,13 @@ impl SquareLifeline {
         opts: SquareOptions,
         pos: &SquarePosition,
     ) -> Result<SquareLifeline, GameError> {
+        for (field, v) in [
+            ("turns", pos.turns),
+            ("black_prisoners", pos.black_prisoners),
+            ("white_prisoners", pos.white_prisoners),
+        ] {
+            crate::game::check_described_count(field, v)?;
+        }
         let mut g = SquareLifeline::new(opts)?;
         let cells = |g: &SquareLifeline, names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
@@ -357,8 +367,17 @@ impl SquareLifeline {
         let start = g.start_stones();
         g.settled = dead_groups(&g.board, start[0], e).is_empty()
             && dead_groups(&g.board, start[1], e).is_empty();
-        if g.pending.is_none() {
-            g.settle_outcome();
+        match g.pending {
+            None => g.settle_outcome(),
+            // A first stone is legal only if a second one completes the turn (RULES.md
+            // section 1), so no game reaches a pending stone without a completion.
+            Some(p) if !g.has_legal_action() => {
+                return Err(GameError::BadPosition(format!(
+                    "no second stone completes the double placement started at {}",
+                    g.board.cell_name(p)
+                )))
+            }
+            Some(_) => {}
         }
         Ok(g)
     }
@@ -424,6 +443,23 @@ impl SquareLifeline {
         self.opts.incursions == Incursions::Forbidden
     }
 
+    /// Whether the current turn's stones are exempt from being incursions: a player's first turn
+    /// under `forbidden` (RULES.md section 3, Decision). Without it Basic could not be played.
+    #[inline]
+    fn first_turn_exempt(&self) -> bool {
+        self.forbidden() && self.is_double_turn()
+    }
+
+    /// Whether the placements `placed` of the current turn, judged on the board `start` of the
+    /// turn, make an incursion: one of them lands in territory the opponent owned at the start.
+    fn is_incursion(&self, start: [CellSet; 2], placed: &[Cell]) -> bool {
+        let me = self.to_move.index();
+        !self.first_turn_exempt()
+            && placed
+                .iter()
+                .any(|&x| in_territory_of(&self.board, x as usize, start[me], start[1 - me]))
+    }
+
     /// Whether a turn that is (or is not) an incursion capturing `groups` enemy groups passes
     /// the incursion rules.
     #[inline]
@@ -453,9 +489,7 @@ impl SquareLifeline {
         if !dead_groups(b, own, *b.on_board() - own - enemy).is_empty() {
             return None;
         }
-        let incursion = placed
-            .iter()
-            .any(|&x| in_territory_of(b, x as usize, start[me], start[1 - me]));
+        let incursion = self.is_incursion(start, placed);
         self.incursion_allowed(incursion, groups)
             .then_some((own, enemy, groups, incursion))
     }
@@ -558,7 +592,8 @@ impl SquareLifeline {
     /// path between them inside the region avoids both).
     #[inline]
     fn double_shortcut(&self, start: [CellSet; 2]) -> bool {
-        start[self.to_move.index()].is_empty() && !self.forbidden() && !self.last_minimal
+        start[self.to_move.index()].is_empty()
+            && (self.first_turn_exempt() || !(self.forbidden() || self.last_minimal))
     }
 
     /// Whether `a` can be the first stone of a legal double placement.
@@ -880,10 +915,10 @@ impl Game for SquareLifeline {
                 }
                 let first = self.pending;
                 let groups = groups + self.pending_groups;
-                let incursion = first
-                    .into_iter()
-                    .chain([x])
-                    .any(|c| in_territory_of(&b, c as usize, start[me], start[1 - me]));
+                let incursion = match first {
+                    Some(f) => self.is_incursion(start, &[f, x]),
+                    None => self.is_incursion(start, &[x]),
+                };
                 debug_assert!(
                     dead_groups(&b, own, self.empty()).is_empty(),
                     "suicide applied"

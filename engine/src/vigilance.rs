@@ -248,6 +248,14 @@ impl Vigilance {
         opts: VigilanceOptions,
         pos: &VigilancePosition,
     ) -> Result<Vigilance, GameError> {
+        for (field, v) in [
+            ("moves", pos.moves),
+            ("turns", pos.turns),
+            ("hands[0]", pos.hands[0]),
+            ("hands[1]", pos.hands[1]),
+        ] {
+            crate::game::check_described_count(field, v)?;
+        }
         let mut g = Vigilance::new(opts)?;
         let bad = |m: String| GameError::BadPosition(m);
         let cell = |g: &Vigilance, n: &String| {

@@ -53,5 +53,21 @@ pub fn stones(colour: usize, set: &CellSet) -> u64 {
 /// Key of a small counter value; values past the table fold onto it (still deterministic).
 #[inline]
 pub fn counter(field: usize, value: usize) -> u64 {
-    COUNTER[field][value % 64] ^ ((value / 64) as u64 * 0x2545_F491_4F6C_DD1D)
+    COUNTER[field][value % 64] ^ ((value / 64) as u64).wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_of_any_size_have_keys() {
+        // Position descriptions may hold large counts: their keys fold, never overflow.
+        let keys = [0, 63, 64, 1 << 30, usize::MAX].map(|v| counter(1, v));
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
 }

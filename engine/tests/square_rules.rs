@@ -4,7 +4,7 @@
 //! Diagrams list the top row first, one symbol per point (`X` black, `O` white, `.` empty);
 //! columns are a, b, c, ... from the left, rows 1, 2, ... from the bottom.
 
-use engine::groups::dead_groups;
+use engine::groups::{dead_groups, in_territory_of};
 use engine::record::GameRecord;
 use engine::square::{Incursions, SquareLifeline, SquareOptions, SquarePosition};
 use engine::testing::check_position;
@@ -396,33 +396,213 @@ fn basic_refuses_every_incursion() {
     assert!(adv.is_legal(cell(&adv, "a1")));
 }
 
+/// A game of `opts` after `moves` (cells or `prisoner`), each checked.
+fn game_after(opts: SquareOptions, moves: &[&str]) -> SquareLifeline {
+    let mut g = SquareLifeline::new(opts).unwrap();
+    for m in moves {
+        apply(&mut g, m);
+    }
+    g
+}
+
+fn in_territory(g: &SquareLifeline, name: &str, owner: Player) -> bool {
+    let c = g.board().parse_cell(name).unwrap() as usize;
+    in_territory_of(g.board(), c, g.stones(owner.opponent()), g.stones(owner))
+}
+
 #[test]
-fn basic_as_written_leaves_white_no_first_placement() {
-    // RULES.md's definitions make the single territory after Black's first turn Black's (it
-    // touches only black stones), so every White placement is an incursion, forbidden in Basic:
-    // White cannot act and loses. (Reported as a probable defect of the rules text.)
-    let mut g = SquareLifeline::new(SquareOptions::basic(5)).unwrap();
-    apply(&mut g, "a1");
-    apply(&mut g, "c3");
+fn basic_white_first_stones_go_anywhere_a_double_placement_is_legal() {
+    // After Black's first turn the whole board is one territory touching only black stones, so
+    // every White stone lands in Black's territory; the stones of a first turn are never
+    // incursions (RULES.md section 3, Decision), so Basic allows what Advanced allows.
+    let basic = game_after(SquareOptions::basic(5), &["a3", "b4"]);
+    assert!(in_territory(&basic, "e1", Player::Black));
+    assert!(basic.outcome().is_none(), "White can act");
+    assert_eq!(
+        legal(&basic).len(),
+        23,
+        "every empty point starts a legal pair"
+    );
+    let advanced = game_after(SquareOptions::new(5), &["a3", "b4"]);
+    assert_eq!(legal(&basic), legal(&advanced));
+    for a in legal(&basic) {
+        let (mut b, mut adv) = (basic.clone(), advanced.clone());
+        b.apply(a);
+        adv.apply(a);
+        assert!(!legal(&b).is_empty(), "{a:?} has a completion");
+        assert_eq!(legal(&b), legal(&adv), "second stones after {a:?}");
+    }
+    // The completed turn is no incursion, so it leaves no restriction behind.
+    let mut g = basic.clone();
+    apply(&mut g, "d2");
+    apply(&mut g, "e4");
+    assert!(!g.last_minimal_incursion());
+    assert_eq!(g.to_move(), Player::Black);
+}
+
+#[test]
+fn basic_first_turn_that_captures_is_no_incursion() {
+    // White's first two stones kill a1 and with it c3 (Black's only other group): legal in
+    // Basic, and no minimal-incursion flag is left.
+    let mut g = game_after(SquareOptions::basic(5), &["a1", "c3"]);
+    apply(&mut g, "a2");
+    assert!(g.is_legal(cell(&g, "b1")));
+    apply(&mut g, "b1");
+    assert_eq!(g.prisoners(Player::Black), 2);
+    assert!(!g.last_minimal_incursion());
     assert_eq!(
         g.outcome().map(|o| (o.winner, o.reason)),
-        Some((Some(Player::Black), EndReason::NoLegalAction))
+        Some((Some(Player::White), EndReason::NoLegalAction))
     );
-    // With komi, White's only actions are prisoner removals.
-    let mut g = SquareLifeline::new(SquareOptions {
-        komi: 1,
-        ..SquareOptions::basic(5)
-    })
-    .unwrap();
-    apply(&mut g, "a1");
-    apply(&mut g, "c3");
-    assert_eq!(legal(&g), [Action::RemovePrisoner]);
-    // Black's first placement is into a territory touching no stone: owned by nobody, so it is
-    // no incursion (RULES.md section 1, Decision).
-    assert!(SquareLifeline::new(SquareOptions::basic(5))
-        .unwrap()
-        .outcome()
-        .is_none());
+    // In the middle of a first turn (set up by hand) after a minimal incursion: every point is
+    // in Black's territory at the start of the turn, yet b1 (two groups) and e5 (no capture)
+    // both complete the turn, and neither leaves a flag.
+    let (black, white) = diagram(5, ".....\n.....\n..X..\nO....\nX....");
+    let pos = SquarePosition {
+        to_move: Player::White,
+        black,
+        white,
+        black_prisoners: 0,
+        white_prisoners: 0,
+        turns: 1,
+        pending: Some("a2".into()),
+        last_minimal_incursion: true,
+    };
+    let g = SquareLifeline::from_position(SquareOptions::basic(5), &pos).unwrap();
+    check_position(&g);
+    for second in ["b1", "e5"] {
+        let mut h = g.clone();
+        apply(&mut h, second);
+        assert!(!h.last_minimal_incursion(), "{second}");
+    }
+}
+
+#[test]
+fn basic_refuses_an_incursion_after_the_first_turns() {
+    // Black a3 c1, White a2 b1 (first turns), Black b2 encloses a1 with White's two stones:
+    // {a1} touches only white stones, so it is White's territory, and the rest of the board,
+    // touching only black stones, is Black's. White (komi 1) can only remove the prisoner.
+    // Then Black a1 would capture a2 and b1 (a big incursion): legal in Advanced, refused in
+    // Basic.
+    let moves = ["a3", "c1", "a2", "b1", "b2"];
+    let mut basic = game_after(
+        SquareOptions {
+            komi: 1,
+            ..SquareOptions::basic(5)
+        },
+        &moves,
+    );
+    assert!(in_territory(&basic, "a1", Player::White));
+    assert!(in_territory(&basic, "e5", Player::Black));
+    assert_eq!(legal(&basic), [Action::RemovePrisoner]);
+    apply(&mut basic, "prisoner");
+    assert!(!basic.is_legal(cell(&basic, "a1")), "an incursion in Basic");
+    assert!(basic.is_legal(cell(&basic, "e5")), "Black's own territory");
+    assert!(basic.outcome().is_none());
+    let mut advanced = game_after(
+        SquareOptions {
+            komi: 1,
+            ..SquareOptions::new(5)
+        },
+        &moves,
+    );
+    apply(&mut advanced, "prisoner");
+    apply(&mut advanced, "a1");
+    assert_eq!(advanced.prisoners(Player::White), 2);
+}
+
+#[test]
+fn a_territory_is_owned_only_once_one_colour_encloses_it() {
+    // After both first turns the big territory touches both colours: owned by nobody, so the
+    // placements there are no incursions and Basic allows the same ones as Advanced.
+    let moves = ["a3", "b4", "d2", "e4"];
+    let basic = game_after(SquareOptions::basic(5), &moves);
+    let advanced = game_after(SquareOptions::new(5), &moves);
+    let planes = engine::testing::encode_owned(&basic);
+    let w = basic.board().width();
+    for &x in basic.board().cells() {
+        let i = basic.board().grid_index(x);
+        assert_eq!(
+            planes[[12, i / w, i % w]],
+            0.0,
+            "nobody owns the big territory"
+        );
+        assert_eq!(planes[[13, i / w, i % w]], 0.0);
+    }
+    assert_eq!(legal(&basic), legal(&advanced));
+    assert!(!in_territory(&basic, "c3", Player::White));
+    assert!(!in_territory(&basic, "c3", Player::Black));
+    // Once Black b2 closes a1 off with White's a2 and b1 (previous test's game), {a1} is White's.
+    let g = game_after(
+        SquareOptions {
+            komi: 1,
+            ..SquareOptions::basic(5)
+        },
+        &["a3", "c1", "a2", "b1", "b2", "prisoner"],
+    );
+    let planes = engine::testing::encode_owned(&g);
+    assert_eq!(g.to_move(), Player::Black);
+    assert_eq!(planes[[13, 0, 0]], 1.0, "a1 is the opponent's territory");
+    assert_eq!(planes[[12, 4, 4]], 1.0, "e5 is the mover's territory");
+}
+
+#[test]
+fn a_first_turn_spent_on_a_removal_gives_no_double_placement_and_no_exemption() {
+    // RULES.md section 3, Decision: "first turn" is the player's first turn of the game,
+    // whatever it is. White removes a prisoner on its first turn; its next turn is an ordinary
+    // single placement, and a single stone without a friendly group is dead, so White can only
+    // remove prisoners: with komi k it loses after 2 + 2k actions. The same in both variants.
+    for opts in [SquareOptions::basic(5), SquareOptions::new(5)] {
+        let mut g = SquareLifeline::new(SquareOptions { komi: 2, ..opts }).unwrap();
+        for m in ["a3", "b4", "prisoner"] {
+            apply(&mut g, m);
+        }
+        assert!(!g.is_double_turn());
+        apply(&mut g, "c1");
+        assert_eq!(g.to_move(), Player::White, "Black placed one stone");
+        assert!(!g.is_double_turn(), "White's first turn is over");
+        assert_eq!(legal(&g), [Action::RemovePrisoner]);
+        apply(&mut g, "prisoner");
+        apply(&mut g, "e5");
+        assert_eq!(g.ply(), 2 + 2 * 2);
+        assert_eq!(
+            g.outcome().map(|o| (o.winner, o.reason)),
+            Some((Some(Player::Black), EndReason::NoLegalAction))
+        );
+    }
+    // No exemption on a later turn either: White to move on turn 3 (set up by hand) may not
+    // capture a2 and b1 by the incursion a1 in Basic; Advanced allows it. On turn 1, White's
+    // first, the same stone starts a legal double placement in Basic.
+    let text = "
+        ....X
+        .....
+        O...X
+        XO...
+        .XO..";
+    let (black, white) = diagram(5, text);
+    let at_turn = |opts: SquareOptions, turns: u32| {
+        let pos = SquarePosition {
+            to_move: Player::White,
+            black: black.clone(),
+            white: white.clone(),
+            black_prisoners: 0,
+            white_prisoners: 0,
+            turns,
+            pending: None,
+            last_minimal_incursion: false,
+        };
+        let g = SquareLifeline::from_position(opts, &pos).unwrap();
+        check_position(&g);
+        g
+    };
+    let g = at_turn(SquareOptions::basic(5), 3);
+    assert!(in_territory(&g, "a1", Player::Black));
+    assert!(!g.is_legal(cell(&g, "a1")));
+    let g = at_turn(SquareOptions::new(5), 3);
+    assert!(g.is_legal(cell(&g, "a1")));
+    let g = at_turn(SquareOptions::basic(5), 1);
+    assert!(g.is_double_turn());
+    assert!(g.is_legal(cell(&g, "a1")));
 }
 
 #[test]
@@ -471,6 +651,45 @@ fn a_first_turn_is_an_incursion_if_either_stone_is() {
     check_position(&g);
     assert!(g.is_legal(cell(&g, "b1")));
     assert!(g.is_legal(cell(&g, "e5")));
+}
+
+#[test]
+fn only_basic_exempts_first_turns_from_being_incursions() {
+    // Set up by hand: White's first turn right after a minimal incursion, Black with three
+    // groups. a2 then b1 captures a1 alone (c3 and e5 still reach each other): a minimal
+    // incursion, since every point was Black's territory at the start of the turn. Advanced
+    // refuses it (section 3: a first turn is an incursion if either stone is); Basic allows it,
+    // its stones being no incursion at all.
+    let (black, white) = diagram(5, "....X\n.....\n..X..\nO....\nX....");
+    let pos = SquarePosition {
+        to_move: Player::White,
+        black,
+        white,
+        black_prisoners: 0,
+        white_prisoners: 0,
+        turns: 1,
+        pending: Some("a2".into()),
+        last_minimal_incursion: true,
+    };
+    let advanced = SquareLifeline::from_position(SquareOptions::new(5), &pos).unwrap();
+    check_position(&advanced);
+    assert!(!advanced.is_legal(cell(&advanced, "b1")));
+    assert!(
+        advanced.is_legal(cell(&advanced, "d1")),
+        "no capture: allowed"
+    );
+    let mut basic = SquareLifeline::from_position(SquareOptions::basic(5), &pos).unwrap();
+    apply(&mut basic, "b1");
+    assert_eq!(basic.prisoners(Player::Black), 1);
+    assert!(!basic.last_minimal_incursion());
+    // Without the restriction, Advanced allows it and records a minimal incursion.
+    let pos = SquarePosition {
+        last_minimal_incursion: false,
+        ..pos
+    };
+    let mut advanced = SquareLifeline::from_position(SquareOptions::new(5), &pos).unwrap();
+    apply(&mut advanced, "b1");
+    assert!(advanced.last_minimal_incursion());
 }
 
 // ---- Repetition, prison, winner -----------------------------------------------------------
