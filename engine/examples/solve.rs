@@ -79,11 +79,14 @@ fn main() -> Result<()> {
             time: args.turn_seconds.map(Duration::from_secs_f64),
         })
         .with_progress(every, |p| {
+            let classes = if p.total > 0 {
+                format!("first-turn classes solved {}/{}, ", p.done, p.total)
+            } else {
+                String::new()
+            };
             eprintln!(
-                "[{:7.1}s] turn classes solved {}/{}, {} nodes ({:.0}k/s), table {:.1}% full",
+                "[{:7.1}s] {classes}{} nodes ({:.0}k/s), table {:.1}% full",
                 p.seconds,
-                p.done,
-                p.total,
                 p.nodes,
                 p.nodes as f64 / p.seconds.max(1e-9) / 1e3,
                 100.0 * p.table_fill
@@ -98,6 +101,14 @@ fn main() -> Result<()> {
     let analysis = solver.analyse(&game);
     report(&game, &analysis, solver.table_fill());
     if balance != Balance::Komi {
+        // Each swap decision gets the budget of one first turn.
+        solver.set_limits(Limits {
+            nodes: args.nodes,
+            time: args
+                .turn_seconds
+                .or(args.seconds)
+                .map(Duration::from_secs_f64),
+        });
         swap_map(&game, &analysis, &mut solver);
     }
     Ok(())
@@ -106,7 +117,7 @@ fn main() -> Result<()> {
 /// For a pie opening: whether the reply's swap wins, i.e. whether the opening would win for the
 /// player who made it if the swap were not there (the exact swap map).
 fn swap_map(game: &Lifeline, a: &Analysis, solver: &mut Solver) {
-    println!("swap map (the opening's value for Black if White may not swap; White swaps exactly where it wins):");
+    println!("swap map (each opening's value for Black were the swap not there; White swaps where it wins):");
     let (mut nodes, mut seconds) = (0, 0.0);
     let mut swap = Vec::new();
     for t in &a.turns {

@@ -346,6 +346,11 @@ impl Solver {
         self
     }
 
+    /// Change the budget of the calls to come.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
     /// In [`Solver::analyse`], give up on a turn (value `None`) after this much work on it and go
     /// on with the next: how far each opening gets when the whole position is out of reach.
     pub fn with_turn_limits(mut self, limits: Limits) -> Solver {

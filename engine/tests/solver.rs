@@ -357,6 +357,11 @@ fn analysis_lists_every_turn_once_and_agrees_with_solve() {
     }
     let best = a.turns.iter().filter_map(|t| t.value).max();
     assert_eq!(best, value);
+    let firsts = a.first_actions();
+    assert_eq!(firsts.len(), legal.len());
+    for (x, v) in firsts {
+        assert_eq!(Some(v), a.all_turns().find(|t| t.0 == [x]).map(|t| t.1));
+    }
 
     // Strong pie, the first turn: pairs of stones, each unordered pair once per class.
     let start = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
@@ -382,6 +387,65 @@ fn analysis_lists_every_turn_once_and_agrees_with_solve() {
     // classes under the 12 symmetries.
     assert_eq!(expected, 2 * (19 * 18 / 2 - 42));
     assert_eq!(classes.len(), 17);
+}
+
+/// Check what the solver's table relies on over the positions of random games: positions with
+/// the same hash have the same player to move and legal actions (none once the game is over;
+/// the table never holds finished positions). Returns how many positions met an earlier one
+/// with their hash.
+fn hash_coincidences<G: Game>(start: &G, games: usize, seed: u64) -> usize {
+    use std::collections::HashMap;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut seen: HashMap<u64, (Player, Vec<Action>)> = HashMap::new();
+    let mut same = 0;
+    for _ in 0..games {
+        for g in random_line(start, &mut rng) {
+            let mut legal = Vec::new();
+            g.legal_actions(&mut legal);
+            let facts = (g.to_move(), legal);
+            match seen.get(&g.hash()) {
+                Some(f) => {
+                    assert_eq!(f, &facts, "two positions with one hash differ: {g:?}");
+                    same += 1;
+                }
+                None => {
+                    seen.insert(g.hash(), facts);
+                }
+            }
+        }
+    }
+    same
+}
+
+#[test]
+fn equal_hashes_mean_equal_legal_actions() {
+    let lifeline = |b| Lifeline::new(LifelineOptions::new(3, b)).unwrap();
+    for (name, n) in [
+        (
+            "strong",
+            hash_coincidences(&lifeline(Balance::Strong), 300, 1),
+        ),
+        ("weak", hash_coincidences(&lifeline(Balance::Weak), 300, 2)),
+        ("komi", hash_coincidences(&lifeline(Balance::Komi), 300, 3)),
+        (
+            "square",
+            hash_coincidences(&SquareLifeline::new(SquareOptions::new(5)).unwrap(), 100, 4),
+        ),
+        (
+            "leblin",
+            hash_coincidences(&Leblin::new(LeblinOptions::new(5)).unwrap(), 100, 5),
+        ),
+        (
+            "vigilance",
+            hash_coincidences(
+                &Vigilance::new(VigilanceOptions::new(VigilanceBoard::Sq3Adjacent, true)).unwrap(),
+                100,
+                6,
+            ),
+        ),
+    ] {
+        assert!(n > 0, "{name}: no two games met in one position");
+    }
 }
 
 // ---- A toy game on an explicit graph, where positions recur ----
