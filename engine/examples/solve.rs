@@ -120,18 +120,11 @@ fn swap_map(game: &Lifeline, a: &Analysis, solver: &mut Solver) {
     println!("swap map (each opening's value for Black were the swap not there; White swaps where it wins):");
     let (mut nodes, mut seconds) = (0, 0.0);
     let mut swap = Vec::new();
-    for t in &a.turns {
-        let mut after = game.clone();
-        t.actions.iter().for_each(|&x| after.apply(x));
-        if after.outcome().is_some() || !after.is_legal(Action::Swap) {
-            continue;
-        }
-        let s = solver.solve_action(&after, Action::Swap);
+    for (t, decision) in a.turns.iter().zip(solver.swap_decisions(game, a)) {
+        let Some(s) = decision else { continue };
         nodes += s.nodes;
         seconds += s.seconds;
-        // Swapping takes over the opening's stones and hands the move to Black, as the opening
-        // would hand it to White: the swap wins for White exactly when the opening, without a
-        // swap, wins for the player who made it (Lifeline's rules do not depend on colour).
+        // The swap wins for White exactly where the opening wins for its maker without it.
         let opening = s.value;
         if opening == Some(Value::Win) {
             swap.push(turn_text(game, &t.actions));

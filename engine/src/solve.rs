@@ -406,6 +406,29 @@ impl Solver {
         self.finish(value, best_actions)
     }
 
+    /// For each first-turn class of `analysis` (of `game`), the swap decision that follows it:
+    /// the value of swapping for the player who may swap, `None` where no swap is legal after
+    /// the opening. Swapping takes over the opening's stones and hands the move back, as the
+    /// opening handed it over; so the swap wins exactly where the opening, without the swap,
+    /// would win for the player who made it: those are the openings to swap (the exact swap
+    /// map of a pie rule).
+    pub fn swap_decisions<G: Game>(
+        &mut self,
+        game: &G,
+        analysis: &Analysis,
+    ) -> Vec<Option<Solved>> {
+        analysis
+            .turns
+            .iter()
+            .map(|t| {
+                let mut after = game.clone();
+                t.actions.iter().for_each(|&x| after.apply(x));
+                let can_swap = after.outcome().is_none() && after.is_legal(Action::Swap);
+                can_swap.then(|| self.solve_action(&after, Action::Swap))
+            })
+            .collect()
+    }
+
     /// The value of every complete turn the player to move can play from `game`, and the value
     /// of `game` itself. Equivalent turns (same resulting position, or images under a symmetry
     /// that leaves `game` unchanged) are solved once. Meant for openings: a turn of many

@@ -7,6 +7,9 @@ use plotters::prelude::*;
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
+/// A fair game: Black scores one half.
+const FAIR: Option<f64> = Some(0.5);
+
 /// Colours of the series, in order.
 const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
@@ -21,11 +24,13 @@ fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// A chart of `x_range` by `y_range` with labelled axes, drawn by `draw`, as SVG text.
+/// A chart of `x_range` by `y_range` with labelled axes and a faint horizontal line at
+/// `reference` (a fair game's score), drawn by `draw`, as SVG text.
 fn svg_chart(
     title: &str,
     (x_desc, x_range): (&str, std::ops::Range<f64>),
     (y_desc, y_range): (&str, std::ops::Range<f64>),
+    reference: Option<f64>,
     draw: impl FnOnce(&mut Chart) -> Result<(), String>,
 ) -> Result<String, String> {
     let mut svg = String::new();
@@ -45,13 +50,14 @@ fn svg_chart(
             .y_desc(y_desc)
             .draw()
             .map_err(|e| e.to_string())?;
-        // A fair game: Black scores one half.
-        chart
-            .draw_series(LineSeries::new(
-                [(x_range.start, 0.5), (x_range.end, 0.5)],
-                BLACK.mix(0.3),
-            ))
-            .map_err(|e| e.to_string())?;
+        if let Some(y) = reference {
+            chart
+                .draw_series(LineSeries::new(
+                    [(x_range.start, y), (x_range.end, y)],
+                    BLACK.mix(0.3),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
         draw(&mut chart)?;
         chart
             .configure_series_labels()
@@ -97,6 +103,7 @@ pub fn first_player_svg(results: &[FirstPlayer]) -> Result<String, String> {
         &title,
         ("game (left to right as in the table)", x_range),
         ("Black's score", 0.0..1.0),
+        FAIR,
         |chart| {
             for (i, player) in players.iter().enumerate() {
                 let offset = (i as f64 - (players.len() as f64 - 1.0) / 2.0) * 0.08;
@@ -138,6 +145,7 @@ pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
         &title,
         ("komi", lo..hi),
         ("Black's score", 0.0..1.0),
+        FAIR,
         |chart| {
             for (i, curve) in curves.iter().enumerate() {
                 let c = colour(i);
@@ -196,6 +204,7 @@ pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
         &title,
         ("board side", lo..hi),
         ("Black's score", 0.0..1.0),
+        FAIR,
         |chart| {
             let series: [(&str, Vec<(f64, Estimate)>); 3] = [
                 (
@@ -223,6 +232,45 @@ pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
                 points_with_intervals(chart, label, colour(i), points)?;
             }
             Ok(())
+        },
+    )
+}
+
+/// The learning curve of a run: each rated checkpoint's Elo (random = 0) against the
+/// wall-clock minutes at which the loop had it, with 95% intervals, and the ladder's players
+/// as labelled horizontal lines.
+pub fn learning_svg(
+    title: &str,
+    points: &[(f64, Estimate)],
+    ladder: &[(String, f64)],
+) -> Result<String, String> {
+    let x_hi = points.iter().map(|p| p.0).fold(1.0, f64::max) * 1.05;
+    let ys = points
+        .iter()
+        .flat_map(|p| [p.1.lo, p.1.hi])
+        .chain(ladder.iter().map(|r| r.1))
+        .filter(|y| y.is_finite());
+    let (y_lo, y_hi) = ys.fold((0.0f64, 100.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    let pad = (y_hi - y_lo) * 0.05;
+    svg_chart(
+        title,
+        ("wall-clock minutes of the loop", 0.0..x_hi),
+        ("Elo (random = 0)", y_lo - pad..y_hi + pad),
+        None,
+        |chart| {
+            for (i, (name, elo)) in ladder.iter().enumerate() {
+                let c = colour(i + 1).mix(0.6);
+                chart
+                    .draw_series(LineSeries::new([(0.0, *elo), (x_hi, *elo)], c))
+                    .map_err(|e| e.to_string())?
+                    .label(format!("{name}: {elo:+.0}"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+            }
+            let line = points.iter().map(|p| (p.0, p.1.estimate));
+            chart
+                .draw_series(LineSeries::new(line, colour(0)))
+                .map_err(|e| e.to_string())?;
+            points_with_intervals(chart, "checkpoint", colour(0), points)
         },
     )
 }

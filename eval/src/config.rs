@@ -14,6 +14,8 @@
 //! rating_games = 20         # games of each new checkpoint against each baseline
 //! rating_baselines = ["random", "mcts:200"]
 //! rating_visits = 64        # checkpoint visits in rating matches (default: [search] visits)
+//! final_opponent = "mcts:1000"  # `train loop` ends with the final best against it ...
+//! final_games = 40          # ... over this many games (0: no final match)
 //! ```
 
 use crate::players::PlayerSpec;
@@ -36,6 +38,10 @@ pub struct EvalConfig {
     pub rating_games: usize,
     pub rating_baselines: Vec<String>,
     pub rating_visits: Option<u32>,
+    /// The baseline `train loop` plays its final best against when it ends.
+    pub final_opponent: String,
+    /// Games of that final match (0: none).
+    pub final_games: usize,
 }
 
 impl Default for EvalConfig {
@@ -53,6 +59,8 @@ impl Default for EvalConfig {
             rating_games: 20,
             rating_baselines: vec!["random".into(), "mcts:200".into()],
             rating_visits: None,
+            final_opponent: "mcts:1000".into(),
+            final_games: 0,
         }
     }
 }
@@ -120,17 +128,24 @@ impl EvalConfig {
             return Err("eval.games_in_flight must be at least 1".into());
         }
         for b in &self.rating_baselines {
-            match PlayerSpec::parse(b) {
-                Ok(PlayerSpec::Checkpoint { .. }) => {
-                    return Err(format!(
-                    "eval.rating_baselines: `{b}` is not a baseline (expected random or mcts:N)"
-                ))
-                }
-                Ok(_) => {}
-                Err(e) => return Err(format!("eval.rating_baselines: {e}")),
-            }
+            check_baseline("eval.rating_baselines", b)?;
+        }
+        check_baseline("eval.final_opponent", &self.final_opponent)?;
+        if self.final_games % 2 == 1 {
+            return Err("eval.final_games must be even (openings are played in pairs)".into());
         }
         Ok(())
+    }
+}
+
+/// `spec` must name a baseline player (`random` or `mcts:N`), not a checkpoint.
+pub fn check_baseline(field: &str, spec: &str) -> Result<(), String> {
+    match PlayerSpec::parse(spec) {
+        Ok(PlayerSpec::Checkpoint { .. }) => Err(format!(
+            "{field}: `{spec}` is not a baseline (expected random or mcts:N)"
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{field}: {e}")),
     }
 }
 
@@ -152,6 +167,9 @@ mod tests {
         assert!(bad("[eval]\ngate_batch = 3\n").contains("eval.gate_batch"));
         assert!(bad("[eval]\nrating_baselines = [\"mcts:x\"]\n").contains("mcts:x"));
         assert!(bad("[eval]\ngames_in_flight = 0\n").contains("eval.games_in_flight"));
+        assert!(bad("[eval]\nfinal_opponent = \"runs/x/models/best\"\n")
+            .contains("eval.final_opponent"));
+        assert!(bad("[eval]\nfinal_games = 41\n").contains("eval.final_games"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod balance;
 pub mod charts;
 pub mod config;
 pub mod elo;
+pub mod exact;
 pub mod gate;
 pub mod matches;
 pub mod players;

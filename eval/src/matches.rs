@@ -535,17 +535,26 @@ pub fn run_match(
     Ok(summary)
 }
 
-/// One line for people: `A vs B: +W =D -L, score 72.5%, Elo +168 [+95, +260] (40 games)`; an
-/// unbounded end (4-0) prints as `+inf`.
+/// One line for people: `A vs B: +W =D -L, score 72.5% [57.2%, 83.9%], Elo +168 [+95, +260]
+/// (40 games)`, the score with its Wilson interval; an unbounded Elo end (4-0) prints as
+/// `+inf`.
 pub fn describe(s: &MatchSummary) -> String {
+    let score = match crate::balance::Estimate::score(s.wdl().points(), s.games) {
+        Some(e) => format!(
+            "{:.1}% [{:.1}%, {:.1}%]",
+            100.0 * e.estimate,
+            100.0 * e.lo,
+            100.0 * e.hi
+        ),
+        None => "-".into(),
+    };
     format!(
-        "{} vs {}: +{} ={} -{}, score {:.1}%, Elo {:+.0} [{}, {}] ({} games)",
+        "{} vs {}: +{} ={} -{}, score {score}, Elo {:+.0} [{}, {}] ({} games)",
         s.a.name,
         s.b.name,
         s.wins,
         s.draws,
         s.losses,
-        100.0 * s.score,
         s.elo,
         crate::elo::format_elo_end(s.elo_lo),
         crate::elo::format_elo_end(s.elo_hi),
@@ -578,24 +587,30 @@ pub fn rating_matches(
             sample_plies: 0,
             prefix: Vec::new(),
         };
-        // A rating match already played (a loop killed after it) is not played again.
-        let done = crate::results::find_summary(
-            &crate::results::matches_file(run),
-            "match",
-            &player.info.name,
-            &baseline.info.name,
-            opts.seed,
-        )?;
-        match done {
-            Some(s) => out.push(s),
-            None => out.push(run_match(
-                game,
-                player,
-                &baseline,
-                &opts,
-                &MatchOutput::in_run(run, player, &baseline, ""),
-            )?),
-        }
+        out.push(run_match_once(run, game, player, &baseline, &opts)?);
     }
     Ok(out)
+}
+
+/// The match of `a` against `b` with `opts.seed` from the run's results if it was played
+/// already (a loop or benchmark killed after it, or run again), otherwise played now with its
+/// games and summary written into the run: a rerun never counts a match twice.
+pub fn run_match_once(
+    run: &Path,
+    game: &GameConfig,
+    a: &Contestant,
+    b: &Contestant,
+    opts: &MatchOptions,
+) -> Result<MatchSummary, EvalError> {
+    let done = crate::results::find_summary(
+        &crate::results::matches_file(run),
+        "match",
+        &a.info.name,
+        &b.info.name,
+        opts.seed,
+    )?;
+    match done {
+        Some(s) if s.games == opts.games as u64 => Ok(s),
+        _ => run_match(game, a, b, opts, &MatchOutput::in_run(run, a, b, "")),
+    }
 }

@@ -76,6 +76,13 @@ pub enum Study {
         /// Komi values of the komi-pie curve of each side.
         #[arg(long, default_value = "0..=6")]
         komi: String,
+        /// Sides also solved exactly (strong, weak, and komi pie at each komi): the result
+        /// for Black with perfect play, the winning first turns and the openings to swap.
+        #[arg(long, value_delimiter = ',')]
+        exact_sides: Vec<usize>,
+        /// Budget of each solver call in seconds (a game not solved in time is "unknown").
+        #[arg(long, default_value_t = 600.0)]
+        exact_seconds: f64,
     },
 }
 
@@ -207,8 +214,19 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 &swap_map_md(&maps),
             )
         }
-        Study::PieTable { args, sides, komi } => {
+        Study::PieTable {
+            args,
+            sides,
+            komi,
+            exact_sides,
+            exact_seconds,
+        } => {
             let komis = parse_komis(komi)?;
+            if !(*exact_seconds > 0.0 && exact_seconds.is_finite()) {
+                return Err(EvalError::Config(format!(
+                    "--exact-seconds must be a positive number of seconds (got {exact_seconds})"
+                )));
+            }
             let l = load(args)?;
             let GameConfig::Lifeline(base) = &l.run.game else {
                 return Err(EvalError::Config(format!(
@@ -224,13 +242,86 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                     balance::pie_table(base, sides, &komis, p, &l.opts)?,
                 ));
             }
+            let exact = solve_exact(base, exact_sides, &komis, *exact_seconds)?;
             // One picture per player, the first one shown; all are in the JSON.
             let svg = crate::charts::pie_table_svg(&tables[0].0, &tables[0].1)
                 .map_err(EvalError::Config)?;
-            let json = serde_json::json!({ "tables": tables.iter().map(|(p, rows)| serde_json::json!({"player": p, "rows": rows})).collect::<Vec<_>>() });
-            write(&args.out, "pie-table", json, &svg, &pie_table_md(&tables))
+            let json = serde_json::json!({
+                "tables": tables.iter().map(|(p, rows)| serde_json::json!({"player": p, "rows": rows})).collect::<Vec<_>>(),
+                "exact": exact,
+            });
+            let md = pie_table_md(&tables) + &exact_md(&exact);
+            write(&args.out, "pie-table", json, &svg, &md)
         }
     }
+}
+
+/// The exact rows of the pie table, with a progress bar (each can take minutes).
+fn solve_exact(
+    base: &engine::lifeline::LifelineOptions,
+    sides: &[usize],
+    komis: &[u32],
+    seconds: f64,
+) -> Result<Vec<crate::exact::ExactRow>, EvalError> {
+    if sides.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bar = indicatif::ProgressBar::new((sides.len() * (2 + komis.len())) as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} solved {elapsed} {msg}")
+            .expect("valid template"),
+    );
+    bar.set_message("(exact values)");
+    let rows = crate::exact::exact_rows(base, sides, komis, seconds, |r| {
+        bar.println(format!(
+            "exact: side {} {}{}: Black {} ({:.1} s)",
+            r.side,
+            r.balance,
+            r.komi.map_or(String::new(), |k| format!(" komi {k}")),
+            r.result(),
+            r.seconds
+        ));
+        bar.inc(1);
+    })
+    .map_err(EvalError::Config)?;
+    bar.finish_and_clear();
+    Ok(rows)
+}
+
+fn exact_md(rows: &[crate::exact::ExactRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("\n## Exact values (solver, perfect play)\n\n| side | method | result for Black | winning first turns (one per class) | openings White should swap | classes solved | seconds |\n|---|---|---|---|---|---|---|\n");
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    for r in rows {
+        let method = match r.komi {
+            Some(k) => format!("komi pie, komi {k}"),
+            None => format!("{} pie", r.balance),
+        };
+        let swap = if r.komi.is_some() {
+            "-".to_string()
+        } else {
+            list(&r.swap)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {method} | {} | {} | {swap} | {}/{} | {:.1} |",
+            r.side,
+            r.result(),
+            list(&r.winning_first_turns),
+            r.first_turns_solved,
+            r.first_turn_classes,
+            r.seconds
+        );
+    }
+    s
 }
 
 /// Write `OUT/NAME.json` (with the command), `.svg` and `.md`; returns the Markdown.

@@ -224,6 +224,12 @@ impl RunDir {
         self.root.join("loop.json")
     }
 
+    /// One line per finished loop iteration: when it ended in loop time and which checkpoint
+    /// was best (what the learning benchmark plots against wall-clock minutes).
+    pub fn iterations(&self) -> PathBuf {
+        self.root.join("iterations.jsonl")
+    }
+
     pub fn models(&self) -> PathBuf {
         self.root.join("models")
     }

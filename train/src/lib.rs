@@ -1,10 +1,12 @@
 //! Training: the replay window over a run's shards with symmetry augmentation (`window`), the
 //! losses, optimizer, checkpoints and exact resume (`fit`), TensorBoard event files (`tb`), the
-//! `[train]` config table (`config`) and the whole self-play / fit / gate loop (`looping`).
+//! `[train]` config table (`config`), the whole self-play / fit / gate loop (`looping`) and the
+//! learning benchmark that judges it (`learning`).
 
 pub mod config;
 pub mod export;
 pub mod fit;
+pub mod learning;
 pub mod looping;
 pub mod tb;
 pub mod window;

@@ -20,7 +20,8 @@ use crate::tb::EventWriter;
 use crate::window::Window;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
-use eval::{Contestant, EvalConfig, MatchOutput, RatingOptions};
+use eval::results::MatchSummary;
+use eval::{Contestant, EvalConfig, MatchOptions, MatchOutput, RatingOptions};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
@@ -43,6 +44,20 @@ pub struct LoopConfig {
     /// changed (0: never), and always at iteration 0.
     pub rating_every: u32,
     pub device: String,
+    /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
+    /// newest (AlphaZero's and KataGo's choice, which spends no time on gate games).
+    pub promote: Promotion,
+}
+
+/// How a new checkpoint becomes the run's best (`loop.promote`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Promotion {
+    /// The SPRT gate of `[eval]` against the current best.
+    #[default]
+    Gate,
+    /// Every new checkpoint, without a gate.
+    Newest,
 }
 
 impl Default for LoopConfig {
@@ -53,6 +68,7 @@ impl Default for LoopConfig {
             games: 64,
             rating_every: 1,
             device: "cpu".into(),
+            promote: Promotion::Gate,
         }
     }
 }
@@ -164,6 +180,42 @@ impl LoopState {
     }
 }
 
+/// A line of `iterations.jsonl` ([`RunDir::iterations`]): an iteration that finished, the
+/// loop time when it did, and the run's best checkpoint from then on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IterationRecord {
+    pub iteration: u32,
+    /// Seconds of loop time from the start of the run to the end of this iteration, summed
+    /// over the invocations (the part of an iteration cut short by a kill is not counted).
+    pub loop_seconds: f64,
+    /// The best checkpoint after this iteration.
+    pub best: String,
+    /// The newest checkpoint's training step.
+    pub step: u64,
+}
+
+/// The iterations of `run` that finished, in order, one per iteration (a line written again
+/// by an iteration replayed after a kill replaces the earlier one).
+pub fn read_iterations(run: &RunDir) -> Result<Vec<IterationRecord>> {
+    let path = run.iterations();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut by_iteration = std::collections::BTreeMap::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let r: IterationRecord = serde_json::from_str(line)
+            .with_context(|| format!("{}, line {}", path.display(), n + 1))?;
+        by_iteration.insert(r.iteration, r);
+    }
+    Ok(by_iteration.into_values().collect())
+}
+
 /// What one iteration did, for its summary line.
 #[derive(Clone, Debug, Default)]
 pub struct IterationSummary {
@@ -245,6 +297,9 @@ pub fn run_loop(
 ) -> Result<Vec<IterationSummary>> {
     let mut looper = Looper::open(config, run, progress, overrides)?;
     let t_start = Instant::now();
+    let earlier_seconds = read_iterations(&looper.run)?
+        .last()
+        .map_or(0.0, |r| r.loop_seconds);
     let mut state = LoopState::load(&looper.run)?;
     let mut done = Vec::new();
     let mut summary = IterationSummary {
@@ -266,6 +321,14 @@ pub fn run_loop(
         }
         match looper.advance(&mut state, &mut summary, &mut t_iter) {
             Ok(Some(finished)) => {
+                let record = IterationRecord {
+                    iteration: finished.iteration,
+                    loop_seconds: earlier_seconds + t_start.elapsed().as_secs_f64(),
+                    best: finished.best.clone(),
+                    step: finished.step,
+                };
+                let line = serde_json::to_string(&record)?;
+                eval::results::append_line(&looper.run.iterations(), &line)?;
                 report(&finished);
                 done.push(finished);
             }
@@ -507,6 +570,22 @@ impl Looper {
         summary.step = summary
             .step
             .max(self.run.checkpoints().last().map(|c| c.0).unwrap_or(0));
+        if self.cfg.looping.promote == Promotion::Newest {
+            // Judged by the step, not by comparing with the best pointer, so that a resume
+            // after a kill that came right after `set_best` still rates this promotion.
+            let target = (it as u64 + 1) * self.cfg.train.steps;
+            let trained_here = self.run.checkpoints().last().map(|c| c.0) == Some(target);
+            if trained_here && candidate_dir != best_dir {
+                self.run.set_best(&candidate_dir)?;
+            }
+            summary.gate = if trained_here {
+                "newest"
+            } else {
+                "no new checkpoint"
+            }
+            .into();
+            return Ok(trained_here);
+        }
         let seed = it as u64 + 17;
         let (a, b) = (
             format!("{}@{}", name_of(&candidate_dir), self.gate_visits),
@@ -617,6 +696,39 @@ impl Looper {
         Ok(())
     }
 }
+
+/// The final best of a run against `eval.final_opponent`, `eval.final_games` games at the
+/// rating visits (`None` when `final_games` is 0). Played once: a rerun finds it in the run's
+/// results.
+pub fn final_match(config: &Path, run: &Path, progress: bool) -> Result<Option<MatchSummary>> {
+    let cfg = FullConfig::load(config)?;
+    if cfg.eval.final_games == 0 {
+        return Ok(None);
+    }
+    let rundir = RunDir::new(run);
+    let best_dir = rundir.best()?.context("the run has no best model")?;
+    let device = parse_device(&cfg.looping.device)?;
+    let visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
+    let spec = format!("{}@{visits}", best_dir.display());
+    let (game, search) = (&cfg.run.game, &cfg.run.search);
+    let best = Contestant::load(&spec, game, search, visits, &device)?;
+    let opponent = Contestant::load(&cfg.eval.final_opponent, game, search, visits, &device)?;
+    let opts = MatchOptions {
+        games: cfg.eval.final_games,
+        opening_plies: cfg.eval.opening_plies,
+        games_in_flight: cfg.eval.games_in_flight,
+        seed: FINAL_MATCH_SEED,
+        progress,
+        sample_plies: 0,
+        prefix: Vec::new(),
+    };
+    Ok(Some(eval::matches::run_match_once(
+        run, game, &best, &opponent, &opts,
+    )?))
+}
+
+/// Seed of the final match (its openings), apart from the loop's gate and rating seeds.
+const FINAL_MATCH_SEED: u64 = 7_000_001;
 
 #[cfg(test)]
 mod tests {

@@ -53,8 +53,10 @@ fn invalid_configs_name_the_file_and_field() {
     for (from, to, field) in [
         ("batch_size = 128", "batch_size = 0", "batch_size"),
         ("games = 96", "games = 0", "loop.games"),
-        ("minutes = 20", "minutes = -1", "loop.minutes"),
-        ("max_games = 24", "max_gams = 24", "max_gams"),
+        ("minutes = 5", "minutes = -1", "loop.minutes"),
+        ("max_games = 8", "max_gams = 8", "max_gams"),
+        ("promote = \"newest\"", "promote = \"oldest\"", "oldest"),
+        ("final_games = 40", "final_games = 41", "eval.final_games"),
         ("blocks = 4", "blocks = 0", "network.blocks"),
         ("[loop]", "[loop]\ndevice = \"tpu\"", "loop.device"),
         ("size = 5", "size = 2", "size"),

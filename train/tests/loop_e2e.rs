@@ -141,6 +141,14 @@ fn two_iterations_leave_every_artifact() {
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
     assert_eq!(state["iteration"], 2);
+    // One line per iteration, in growing loop time, naming the best after it.
+    let times = train::looping::read_iterations(&selfplay::rundir::RunDir::new(&run)).unwrap();
+    assert_eq!(
+        times.iter().map(|r| r.iteration).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    assert!(0.0 < times[0].loop_seconds && times[0].loop_seconds < times[1].loop_seconds);
+    assert_eq!(times[1].best, best.trim());
 
     // Another config for the same run is refused, naming the frozen file.
     let other = dir.join("other.toml");
@@ -148,6 +156,46 @@ fn two_iterations_leave_every_artifact() {
     let out = train_loop(&other, &run, &[]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn newest_promotion_skips_the_gate_and_the_loop_ends_with_the_final_match() {
+    let dir = temp("newest");
+    let config = dir.join("tiny.toml");
+    let text = TINY
+        .replace("[loop]\n", "[loop]\npromote = \"newest\"\n")
+        .replace(
+            "[eval]\n",
+            "[eval]\nfinal_opponent = \"mcts:4\"\nfinal_games = 4\n",
+        );
+    std::fs::write(&config, &text).unwrap();
+    let run = dir.join("run");
+    let out = train_loop(&config, &run, &[]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every new checkpoint became the best, with no gate game played.
+    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
+    assert_eq!(best.trim(), "000008");
+    let matches = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
+    assert!(!matches.contains(r#""kind":"gate""#), "{matches}");
+    // The last line says how the final best did against the final opponent, with intervals.
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("final model: 000008@8 vs mcts:4:") && last.contains("(4 games)"),
+        "{stdout}"
+    );
+    assert!(last.contains("% ["), "a score interval: {last}");
+    // A rerun of the finished loop finds the final match instead of playing it again.
+    let lines = matches.lines().count();
+    let again = train_loop(&config, &run, &[]).output().unwrap();
+    assert!(again.status.success());
+    let after = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
+    assert_eq!(after.lines().count(), lines, "{after}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

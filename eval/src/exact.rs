@@ -1,0 +1,165 @@
+//! Exact first-player values for the pie table's smallest boards, from the solver
+//! ([`engine::solve`]): the game-theoretic result for Black under each balancing method, the
+//! first turns that win, and (under a pie rule) the openings White should swap.
+
+use engine::lifeline::{Balance, Lifeline, LifelineOptions};
+use engine::solve::{Analysis, Limits, Solver, Value};
+use engine::{Action, Game, Player};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Table entries of the solver (16 bytes each: 256 MiB).
+const TABLE: usize = 1 << 24;
+
+/// One solved game of the pie table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExactRow {
+    pub side: usize,
+    /// `strong`, `weak` or `komi`.
+    pub balance: String,
+    /// The komi of a komi-pie game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub komi: Option<u32>,
+    /// The result for Black (the first player) with perfect play: `win`, `draw` or `loss`;
+    /// `None` when the budget ran out first.
+    pub black: Option<String>,
+    /// Black's first turns that win, one per class of equivalent turns (symmetry, order).
+    pub winning_first_turns: Vec<String>,
+    /// Classes of first turns, and how many were solved within the budget.
+    pub first_turn_classes: usize,
+    pub first_turns_solved: usize,
+    /// Under a pie rule: the openings (one per class) White should swap, because they would
+    /// win for Black without the swap. Empty without a pie decision after the first turn.
+    pub swap: Vec<String>,
+    pub nodes: u64,
+    pub seconds: f64,
+}
+
+impl ExactRow {
+    /// `win`, `loss`, `draw` or `unknown`.
+    pub fn result(&self) -> &str {
+        self.black.as_deref().unwrap_or("unknown")
+    }
+}
+
+/// Solve Lifeline of `side` under `balance` (at `komi` for the komi pie) from the empty board
+/// within `seconds` of wall-clock time.
+pub fn solve_lifeline(
+    base: &LifelineOptions,
+    side: usize,
+    balance: Balance,
+    komi: u32,
+    seconds: f64,
+) -> Result<ExactRow, String> {
+    let opts = LifelineOptions {
+        size: side,
+        balance,
+        komi: u8::try_from(komi).map_err(|_| format!("komi {komi} is too large"))?,
+        ..base.clone()
+    };
+    let game = Lifeline::new(opts).map_err(|e| e.to_string())?;
+    let limits = Limits {
+        nodes: None,
+        time: Some(Duration::from_secs_f64(seconds)),
+    };
+    let mut solver = Solver::new(TABLE).with_limits(limits);
+    let analysis = solver.analyse(&game);
+    let swaps = solver.swap_decisions(&game, &analysis);
+    let text = |turn: &[Action]| {
+        turn.iter()
+            .map(|&a| game.action_to_string(a))
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let s = &analysis.solved;
+    Ok(ExactRow {
+        side,
+        balance: balance_name(balance).into(),
+        komi: (balance == Balance::Komi).then_some(komi),
+        black: s
+            .value
+            .map(|v| v.for_player(game.to_move(), Player::Black).to_string()),
+        winning_first_turns: winning(&analysis).map(|t| text(t)).collect(),
+        first_turn_classes: analysis.turns.len(),
+        first_turns_solved: analysis.turns.iter().filter(|t| t.value.is_some()).count(),
+        swap: analysis
+            .turns
+            .iter()
+            .zip(&swaps)
+            .filter(|(_, d)| d.as_ref().and_then(|d| d.value) == Some(Value::Win))
+            .map(|(t, _)| text(&t.actions))
+            .collect(),
+        nodes: s.nodes + swaps.iter().flatten().map(|d| d.nodes).sum::<u64>(),
+        seconds: s.seconds + swaps.iter().flatten().map(|d| d.seconds).sum::<f64>(),
+    })
+}
+
+/// The representative of each class of first turns that wins.
+fn winning(a: &Analysis) -> impl Iterator<Item = &[Action]> {
+    a.turns
+        .iter()
+        .filter(|t| t.value == Some(Value::Win))
+        .map(|t| t.actions.as_slice())
+}
+
+fn balance_name(b: Balance) -> &'static str {
+    match b {
+        Balance::Strong => "strong",
+        Balance::Weak => "weak",
+        Balance::Komi => "komi",
+    }
+}
+
+/// Every balancing method of each side: strong and weak pie, and the komi pie at each komi.
+pub fn exact_rows(
+    base: &LifelineOptions,
+    sides: &[usize],
+    komis: &[u32],
+    seconds: f64,
+    mut done: impl FnMut(&ExactRow),
+) -> Result<Vec<ExactRow>, String> {
+    let mut rows = Vec::new();
+    for &side in sides {
+        let games = [(Balance::Strong, 0), (Balance::Weak, 0)]
+            .into_iter()
+            .chain(komis.iter().map(|&k| (Balance::Komi, k)));
+        for (balance, komi) in games {
+            let row = solve_lifeline(base, side, balance, komi, seconds)?;
+            done(&row);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_that_runs_out_reports_unknown_and_keeps_the_figures_consistent() {
+        let base = LifelineOptions::new(3, Balance::Strong);
+        let rows = exact_rows(&base, &[3], &[1], 0.3, |_| {}).unwrap();
+        let methods: Vec<(&str, Option<u32>)> =
+            rows.iter().map(|r| (r.balance.as_str(), r.komi)).collect();
+        assert_eq!(
+            methods,
+            [("strong", None), ("weak", None), ("komi", Some(1))]
+        );
+        for r in &rows {
+            assert_eq!(r.black.is_none(), r.result() == "unknown", "{r:?}");
+            assert!(r.first_turns_solved <= r.first_turn_classes, "{r:?}");
+            // A winning first turn proves the game a win for Black.
+            if !r.winning_first_turns.is_empty() {
+                assert!(r.result() == "win" || r.result() == "unknown", "{r:?}");
+            }
+            // A turn that wins for Black whatever White replies is never one White should swap.
+            assert!(
+                r.winning_first_turns.iter().all(|t| !r.swap.contains(t)),
+                "{r:?}"
+            );
+        }
+        // Side 3 weak pie has 19 first stones in 4 classes under the board's symmetries.
+        assert_eq!(rows[1].first_turn_classes, 4);
+    }
+}
