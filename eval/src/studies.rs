@@ -273,14 +273,17 @@ fn solve_exact(
     );
     bar.set_message("(exact values)");
     let rows = crate::exact::exact_rows(base, sides, komis, seconds, |r| {
-        bar.println(format!(
-            "exact: side {} {}{}: Black {} ({:.1} s)",
-            r.side,
-            r.balance,
-            r.komi.map_or(String::new(), |k| format!(" komi {k}")),
-            r.result(),
-            r.seconds
-        ));
+        // Printed whether or not the bar is drawn (it is not when stderr is no terminal).
+        bar.suspend(|| {
+            eprintln!(
+                "exact: side {} {}{}: Black {} ({:.1} s)",
+                r.side,
+                r.balance,
+                r.komi.map_or(String::new(), |k| format!(" komi {k}")),
+                r.result(),
+                r.seconds
+            )
+        });
         bar.inc(1);
     })
     .map_err(EvalError::Config)?;

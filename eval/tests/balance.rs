@@ -305,3 +305,47 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
     let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
     assert!(sampled.distinct_games > 3, "{sampled:?}");
 }
+
+/// The swap map on a square board and on a perforated one: every opening valued, symmetric
+/// openings searched once, one square per cell of the board in the picture.
+#[test]
+fn swap_maps_of_square_and_perforated_boards() {
+    let square = "game = \"square_lifeline\"\n[options]\nsize = 5\n";
+    let perforated =
+        "game = \"vigilance\"\n[options]\nboard = \"sq3_36_orthogonal\"\ncaptures = true\n";
+    for (tag, game, board_cells) in [("square", square, 25), ("perforated", perforated, 36)] {
+        let config =
+            format!("{game}[search]\nvisits = 4\nbatch = 4\n[eval]\ngames_in_flight = 4\n");
+        let (out, cfg) = setup(&format!("swap-{tag}"), &config);
+        balance(&[
+            "swap-map",
+            "--config",
+            s(&cfg),
+            "--player",
+            "mcts:4",
+            "--out",
+            s(&out),
+        ]);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("swap-map.json")).unwrap())
+                .unwrap();
+        let map = &json["maps"][0];
+        let openings = map["openings"].as_array().unwrap().len();
+        let searched = map["searched"].as_u64().unwrap() as usize;
+        assert!(
+            0 < searched && searched < openings,
+            "{tag}: symmetric openings are searched once ({searched} of {openings})"
+        );
+        let cells = map["cells"].as_array().unwrap().len();
+        assert!(
+            0 < cells && cells <= board_cells,
+            "{tag}: {cells} cells valued"
+        );
+        let svg = std::fs::read_to_string(out.join("swap-map.svg")).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
+        let squares = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
+        // One square per cell of the board, and the white background.
+        assert_eq!(squares, board_cells + 1, "{tag}");
+        std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+    }
+}

@@ -52,7 +52,7 @@ fn invalid_configs_name_the_file_and_field() {
     let base = std::fs::read_to_string(configs_dir().join("lifeline-5-quick.toml")).unwrap();
     for (from, to, field) in [
         ("batch_size = 128", "batch_size = 0", "batch_size"),
-        ("games = 96", "games = 0", "loop.games"),
+        ("games = 64", "games = 0", "loop.games"),
         ("minutes = 5", "minutes = -1", "loop.minutes"),
         ("max_games = 8", "max_gams = 8", "max_gams"),
         ("promote = \"newest\"", "promote = \"oldest\"", "oldest"),
