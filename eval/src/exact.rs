@@ -79,7 +79,7 @@ pub fn solve_lifeline(
         black: s
             .value
             .map(|v| v.for_player(game.to_move(), Player::Black).to_string()),
-        winning_first_turns: winning(&analysis).map(|t| text(t)).collect(),
+        winning_first_turns: winning(&analysis).map(text).collect(),
         first_turn_classes: analysis.turns.len(),
         first_turns_solved: analysis.turns.iter().filter(|t| t.value.is_some()).count(),
         swap: analysis
