@@ -19,6 +19,7 @@ pub mod exact;
 pub mod gate;
 pub mod matches;
 pub mod players;
+pub mod protocol;
 pub mod ratings;
 pub mod results;
 pub mod sprt;

@@ -77,6 +77,20 @@ enum Command {
         #[arg(long)]
         promote: bool,
     },
+    /// Answer a client on stdin/stdout with a GTP-like line protocol (`list_commands`; see
+    /// README, "Protocol"): moves, analyses and positions from a network or mcts:N.
+    Serve {
+        /// The player: CHECKPOINT[@VISITS] or mcts:N.
+        #[arg(long)]
+        model: String,
+        /// Run config: the game and [search] (default: the checkpoint's own game).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// Balance studies: the first player's score, fair komi, the pie table (JSON, SVG and
     /// Markdown in --out).
     Balance {
@@ -262,7 +276,42 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
+        Command::Serve {
+            model,
+            config,
+            seed,
+            device,
+        } => serve(&model, config.as_deref(), seed, &device)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
     }
+    Ok(())
+}
+
+/// `eval serve`: the game comes from the config, or from the checkpoint itself.
+fn serve(model: &str, config: Option<&Path>, seed: u64, device: &str) -> Result<()> {
+    let dev = selfplay::model::parse_device(device)?;
+    let (game, search) = match config {
+        Some(path) => {
+            let (rc, _) = load_config(path)?;
+            (rc.game, rc.search)
+        }
+        None => match PlayerSpec::parse(model)? {
+            PlayerSpec::Checkpoint { path, .. } => {
+                let dir = resolve_checkpoint(&path)?;
+                let m = selfplay::model::Model::load(&dir, &dev)?;
+                (
+                    m.meta.game.clone(),
+                    selfplay::search::SearchConfig::default(),
+                )
+            }
+            _ => bail!("--model {model} plays any game: give --config for the game"),
+        },
+    };
+    let player = Contestant::load(model, &game, &search, search.visits, &dev)
+        .with_context(|| format!("--model {model}"))?;
+    let mut session =
+        eval::protocol::Session::new(game, player, seed).map_err(anyhow::Error::msg)?;
+    let stdin = std::io::stdin();
+    eval::protocol::serve(&mut session, stdin.lock(), std::io::stdout().lock())?;
     Ok(())
 }

@@ -28,27 +28,39 @@ use std::path::{Path, PathBuf};
 /// The default ladder, weakest first.
 pub const LADDER: [&str; 5] = ["random", "mcts:100", "mcts:300", "mcts:1000", "mcts:3000"];
 
-/// What `train learning` was asked for.
-#[derive(Clone, Debug)]
+/// What `train learning` is asked for (its command-line arguments).
+#[derive(Clone, Debug, clap::Args)]
 pub struct LearningOptions {
+    #[arg(long)]
     pub config: PathBuf,
+    #[arg(long)]
     pub out: PathBuf,
     /// Wall-clock minutes of the loop (summed over resumes).
+    #[arg(long)]
     pub minutes: f64,
-    /// Baselines, weakest first.
+    /// Baselines, weakest first (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = LADDER.map(String::from))]
     pub ladder: Vec<String>,
     /// Games of each rated checkpoint but the last against each rung.
+    #[arg(long, default_value_t = 20)]
     pub games: usize,
     /// Games of the last checkpoint against each rung.
+    #[arg(long, default_value_t = 100)]
     pub final_games: usize,
     /// Games of each rung against the next one.
+    #[arg(long, default_value_t = 40)]
     pub ladder_games: usize,
     /// Checkpoints to rate, spread evenly over the minutes (the first and the last included).
+    #[arg(long, default_value_t = 6)]
     pub points: usize,
     /// Visits of the checkpoints (default: `eval.rating_visits`, else `search.visits`).
+    #[arg(long)]
     pub visits: Option<u32>,
-    pub progress: bool,
-    /// The command line, recorded with the figures.
+    /// No progress bars (logs only).
+    #[arg(long)]
+    pub quiet: bool,
+    /// The command line, recorded with the figures (set by the program, not an argument).
+    #[arg(skip)]
     pub command: String,
 }
 
@@ -114,7 +126,11 @@ const RUNG_SEED: u64 = 9_200;
 
 /// Train (or resume) the run, rate its checkpoints and write `learning.{json,md,svg}`.
 pub fn run(opts: &LearningOptions) -> Result<LearningReport> {
-    anyhow::ensure!(opts.minutes > 0.0, "--minutes must be more than 0");
+    anyhow::ensure!(
+        opts.minutes > 0.0 && opts.minutes.is_finite(),
+        "--minutes must be a positive number (got {})",
+        opts.minutes
+    );
     anyhow::ensure!(opts.points >= 1, "--points must be at least 1");
     anyhow::ensure!(!opts.ladder.is_empty(), "--ladder names no player");
     for (field, games) in [
@@ -167,7 +183,7 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
         iterations: Some(0),
         minutes: Some(opts.minutes - spent),
     };
-    run_loop(&opts.config, run.root(), opts.progress, overrides, |s| {
+    run_loop(&opts.config, run.root(), !opts.quiet, overrides, |s| {
         println!("{}", s.line())
     })?;
     anyhow::ensure!(
@@ -244,7 +260,7 @@ impl Bench {
         Ok(Bench {
             ladder,
             visits,
-            progress: opts.progress,
+            progress: !opts.quiet,
             ladder_games: opts.ladder_games,
             cfg,
         })

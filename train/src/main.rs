@@ -58,35 +58,7 @@ enum Cmd {
     /// The learning benchmark: train the config from scratch for --minutes (in OUT/run; the
     /// same command resumes), rate checkpoints along the way against a fixed ladder, and write
     /// OUT/learning.{json,md,svg} (Elo against wall-clock minutes).
-    Learning {
-        #[arg(long)]
-        config: PathBuf,
-        #[arg(long)]
-        out: PathBuf,
-        /// Wall-clock minutes of the loop.
-        #[arg(long)]
-        minutes: f64,
-        /// Baselines, weakest first (comma-separated).
-        #[arg(long, value_delimiter = ',', default_values_t = train::learning::LADDER.map(String::from))]
-        ladder: Vec<String>,
-        /// Games of each checkpoint but the last against each rung.
-        #[arg(long, default_value_t = 20)]
-        games: usize,
-        /// Games of the last checkpoint against each rung.
-        #[arg(long, default_value_t = 100)]
-        final_games: usize,
-        /// Games of each rung against the next.
-        #[arg(long, default_value_t = 40)]
-        ladder_games: usize,
-        /// Checkpoints to rate, spread over the minutes.
-        #[arg(long, default_value_t = 6)]
-        points: usize,
-        /// Visits of the checkpoints (default: eval.rating_visits, else search.visits).
-        #[arg(long)]
-        visits: Option<u32>,
-        #[arg(long)]
-        quiet: bool,
-    },
+    Learning(train::learning::LearningOptions),
     /// Export a checkpoint's weights as a .npz file (named arrays, metadata, and an example
     /// input with burn's outputs); `scripts/export_onnx.py` turns it into an ONNX model.
     Export {
@@ -134,32 +106,9 @@ fn main() -> Result<()> {
             reference,
             rounds,
         } => bench(&config, &device, steps, batch, reference, rounds),
-        Cmd::Learning {
-            config,
-            out,
-            minutes,
-            ladder,
-            games,
-            final_games,
-            ladder_games,
-            points,
-            visits,
-            quiet,
-        } => {
+        Cmd::Learning(mut opts) => {
             install_stop_handler();
-            let opts = train::learning::LearningOptions {
-                config,
-                out,
-                minutes,
-                ladder,
-                games,
-                final_games,
-                ladder_games,
-                points,
-                visits,
-                progress: !quiet,
-                command: std::env::args().collect::<Vec<_>>().join(" "),
-            };
+            opts.command = eval::studies::command_line();
             let report = train::learning::run(&opts)?;
             print!("{}", train::learning::markdown(&report));
             if let Some(r) = report.final_against("mcts:1000") {

@@ -2,50 +2,14 @@
 //! along the way are rated against the ladder, and the report holds every figure with its
 //! interval; run again, it plays nothing twice.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-const TINY: &str = r#"
-game = "lifeline"
-[options]
-size = 3
-balance = "strong"
-[network]
-blocks = 1
-channels = 8
-head_channels = 4
-value_hidden = 8
-pool_every = 1
-[search]
-visits = 8
-batch = 4
-[selfplay]
-games_in_flight = 4
-fast_visits = 4
-full_search_share = 0.5
-threads = 1
-[train]
-batch_size = 16
-steps = 4
-[eval]
-games_in_flight = 4
-opening_plies = 1
-rating_games = 2
-rating_baselines = ["random"]
-[loop]
-promote = "newest"
-iterations = 1
-games = 4
-"#;
+mod common;
+use common::temp;
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "lifeline-zero-learning-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The shared tiny config with every new checkpoint used at once.
+fn tiny() -> String {
+    common::TINY.replace("[loop]\n", "[loop]\npromote = \"newest\"\n")
 }
 
 fn bench(config: &std::path::Path, out: &std::path::Path) -> std::process::Output {
@@ -70,7 +34,7 @@ fn interval_holds(e: &serde_json::Value) -> bool {
 fn the_benchmark_rates_checkpoints_against_the_ladder_and_a_rerun_plays_nothing_twice() {
     let dir = temp("bench");
     let config = dir.join("tiny.toml");
-    std::fs::write(&config, TINY).unwrap();
+    std::fs::write(&config, tiny()).unwrap();
     let out_dir = dir.join("out");
     let out = bench(&config, &out_dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -146,9 +110,10 @@ fn the_benchmark_rates_checkpoints_against_the_ladder_and_a_rerun_plays_nothing_
 fn bad_arguments_are_refused_before_any_game() {
     let dir = temp("bad");
     let config = dir.join("tiny.toml");
-    std::fs::write(&config, TINY).unwrap();
+    std::fs::write(&config, tiny()).unwrap();
     for (args, expect) in [
         (vec!["--minutes", "0"], "--minutes"),
+        (vec!["--minutes", "inf"], "--minutes"),
         (vec!["--minutes", "1", "--games", "3"], "--games"),
         (
             vec!["--minutes", "1", "--ladder", "runs/x/models/best"],

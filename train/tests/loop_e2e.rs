@@ -1,51 +1,12 @@
 //! `train loop` end to end on a tiny config: two iterations leave checkpoints, shards, records,
 //! ratings and TensorBoard files; a loop killed mid-run resumes and finishes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const TINY: &str = r#"
-game = "lifeline"
-[options]
-size = 3
-balance = "strong"
-[network]
-blocks = 1
-channels = 8
-head_channels = 4
-value_hidden = 8
-pool_every = 1
-[search]
-visits = 8
-batch = 4
-[selfplay]
-games_in_flight = 4
-fast_visits = 4
-full_search_share = 0.5
-threads = 1
-[train]
-batch_size = 16
-steps = 4
-checkpoint_every = 2
-[eval]
-max_games = 4
-gate_batch = 2
-games_in_flight = 4
-opening_plies = 1
-rating_games = 2
-rating_baselines = ["random"]
-[loop]
-iterations = 2
-games = 4
-"#;
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lifeline-zero-loop-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{temp, TINY};
 
 fn files(dir: &Path, prefix: &str) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -221,6 +221,18 @@ pub struct SearchResult {
     pub improved_policy: Option<Vec<f32>>,
 }
 
+/// One root action as [`Search::analysis`] reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootAction {
+    pub action: Action,
+    pub visits: u32,
+    pub prior: f32,
+    /// Mean value for the player to move at the root, in [-1, 1].
+    pub value: f32,
+    /// The principal variation, starting with `action`.
+    pub pv: Vec<Action>,
+}
+
 impl SearchResult {
     /// The most visited action (ties go to the higher prior).
     pub fn best(&self) -> Action {
@@ -379,6 +391,42 @@ impl<G: Game> Search<G> {
             gumbel_action,
             improved_policy,
         }
+    }
+
+    /// What the search thinks of each root action, most visited first: its visits, prior,
+    /// mean value for the player to move at the root (0 when unvisited), and the principal
+    /// variation that starts with it (the most visited child at each step, at most `pv_len`
+    /// actions). What an analysis client (`eval serve`) shows.
+    pub fn analysis(&self, pv_len: usize) -> Vec<RootAction> {
+        let me = self.nodes[0].to_move;
+        let mut out: Vec<RootAction> = self
+            .children(0)
+            .map(|c| {
+                let node = &self.nodes[c];
+                RootAction {
+                    action: node.action,
+                    visits: node.visits,
+                    prior: node.prior,
+                    value: self.value_for(c, me),
+                    pv: self.principal_variation(c, pv_len),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| b.visits.cmp(&a.visits).then(b.prior.total_cmp(&a.prior)));
+        out
+    }
+
+    /// The actions from node `n` down its most visited children, `n`'s own action first.
+    fn principal_variation(&self, mut n: usize, max_len: usize) -> Vec<Action> {
+        let mut pv = Vec::new();
+        while pv.len() < max_len {
+            pv.push(self.nodes[n].action);
+            match self.children(n).max_by_key(|&c| self.nodes[c].visits) {
+                Some(c) if self.nodes[c].visits > 0 => n = c,
+                _ => break,
+            }
+        }
+        pv
     }
 
     /// Advance the root by `action`, keeping the subtree below it (tree reuse).
