@@ -21,6 +21,7 @@ pub mod matches;
 pub mod players;
 pub mod protocol;
 pub mod ratings;
+pub mod render;
 pub mod results;
 pub mod sprt;
 pub mod studies;

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
+use engine::Game;
 use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
 use eval::ratings::{format_table, update_ratings, RatingOptions};
 use eval::{EvalConfig, MatchOptions, MatchOutput};
@@ -90,6 +91,17 @@ enum Command {
         seed: u64,
         #[arg(long, default_value = "cpu")]
         device: String,
+    },
+    /// SVG pictures of boards: every position of a game record (a .jsonl file of records,
+    /// `--game` picks one), or one position (`{"game":…,"options":…,"position":{…}}`, the
+    /// position as `showboard` of `eval serve` describes it), into --out.
+    Render {
+        input: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Which record of the file (0: the first).
+        #[arg(long, default_value_t = 0)]
+        game: usize,
     },
     /// Balance studies: the first player's score, fair komi, the pie table (JSON, SVG and
     /// Markdown in --out).
@@ -282,6 +294,7 @@ fn main() -> Result<()> {
             seed,
             device,
         } => serve(&model, config.as_deref(), seed, &device)?,
+        Command::Render { input, out, game } => render(&input, &out, game)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
     }
     Ok(())
@@ -313,5 +326,51 @@ fn serve(model: &str, config: Option<&Path>, seed: u64, device: &str) -> Result<
         eval::protocol::Session::new(game, player, seed).map_err(anyhow::Error::msg)?;
     let stdin = std::io::stdin();
     eval::protocol::serve(&mut session, stdin.lock(), std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// `eval render`: one SVG per position into `out`, named after the input file and the ply.
+fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
+    let text = std::fs::read_to_string(input)
+        .with_context(|| format!("cannot read {}", input.display()))?;
+    let stem = input
+        .file_stem()
+        .map_or("board".into(), |s| s.to_string_lossy().into_owned());
+    let first: serde_json::Value = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .transpose()
+        .with_context(|| format!("{}: not JSON", input.display()))?
+        .with_context(|| format!("{} is empty", input.display()))?;
+    let pictures = if first.get("position").is_some() {
+        let game: engine::GameConfig = serde_json::from_value(first.clone())
+            .with_context(|| format!("{}: not a game and its options", input.display()))?;
+        let position = game
+            .setup(&first["position"].to_string())
+            .with_context(|| format!("{}: position", input.display()))?;
+        let marks = eval::render::Marks {
+            title: game.label(),
+            ..Default::default()
+        };
+        vec![(
+            position.ply() as usize,
+            eval::render::position_svg(&position, &marks),
+        )]
+    } else {
+        let records = engine::record::read_records(input)
+            .with_context(|| format!("{} holds no game records", input.display()))?;
+        let count = records.len();
+        let record = records.into_iter().nth(index).with_context(|| {
+            format!("--game {index}: {} holds {count} records", input.display())
+        })?;
+        eval::render::record_svgs(&record)
+            .map_err(|e| anyhow::anyhow!("{}, record {index}: {e}", input.display()))?
+    };
+    for (ply, svg) in &pictures {
+        let path = out.join(format!("{stem}-{ply:03}.svg"));
+        selfplay::rundir::write_atomic(&path, svg.as_bytes())?;
+    }
+    println!("{} pictures in {}", pictures.len(), out.display());
     Ok(())
 }

@@ -9,6 +9,7 @@
 
 use crate::balance::StudyOptions;
 use crate::players::{Brain, Contestant, RolloutEvaluator};
+use crate::render::{esc, heat, Geometry};
 use crate::EvalError;
 use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
@@ -217,96 +218,28 @@ pub fn swap_map(
     })
 }
 
-/// Red for openings good for the player who made them (swap them), blue for bad ones.
-fn heat(value: f64) -> String {
-    let t = value.clamp(-1.0, 1.0);
-    let (r, g, b) = if t >= 0.0 {
-        (255.0, 255.0 * (1.0 - t), 255.0 * (1.0 - t))
-    } else {
-        (255.0 * (1.0 + t), 255.0 * (1.0 + t), 255.0)
-    };
-    format!("rgb({:.0},{:.0},{:.0})", r, g, b)
-}
-
-/// The board with every cell coloured by its best opening value, the value written in it, and
-/// the cells White should swap outlined.
+/// The board with every cell coloured by its best opening value (red: good for the player
+/// who made it, so White should swap; blue: bad), the value written in it, and the cells White
+/// should swap outlined.
 pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
-    let hex = board.lattice() == engine::board::Lattice::Hex;
-    let unit = 34.0;
-    let place = |c: Cell| -> (f64, f64) {
-        let (q, r) = board.coords(c);
-        if hex {
-            (
-                (q as f64 - r as f64 / 2.0) * unit,
-                -(r as f64) * unit * 0.866,
-            )
-        } else {
-            (q as f64 * unit, -(r as f64) * unit)
-        }
-    };
-    let spots: Vec<(f64, f64, Option<&CellValue>, String)> = board
-        .cells()
-        .iter()
-        .map(|&c| {
-            let (x, y) = place(c);
-            let name = board.cell_name(c);
-            (x, y, map.cells.iter().find(|v| v.cell == name), name)
-        })
-        .collect();
-    let (minx, maxx) = spots
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), s| (a.min(s.0), b.max(s.0)));
-    let (miny, maxy) = spots
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), s| (a.min(s.1), b.max(s.1)));
-    // Wide enough for the two title lines; the board is centred.
-    let (w, h) = (
-        (maxx - minx + 2.0 * unit).max(520.0),
-        maxy - miny + 2.0 * unit + 50.0,
-    );
-    let left = (w - (maxx - minx)) / 2.0;
-    let mut s = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif">"#
-    );
+    let geo = Geometry::new(board, 50.0, 520.0);
+    let mut s = geo.svg_start();
     let _ = write!(
         s,
-        r#"<rect width="100%" height="100%" fill="white"/><text x="8" y="18" font-size="14">Swap map of {} by {}</text><text x="8" y="36" font-size="11">best opening through each cell for its player; outlined: White should swap</text>"#,
+        r#"<text x="8" y="18" font-size="14">Swap map of {} by {}</text><text x="8" y="36" font-size="11">best opening through each cell for its player; outlined: White should swap</text>"#,
         esc(&map.game),
         esc(&map.player)
     );
-    for (x, y, v, name) in &spots {
-        let (cx, cy) = (x - minx + left, y - miny + unit + 40.0);
+    for &(c, cx, cy) in &geo.spots {
+        let name = board.cell_name(c);
+        let v = map.cells.iter().find(|v| v.cell == name);
         let fill = v.map_or("rgb(230,230,230)".into(), |v| heat(v.best));
         let stroke = if v.is_some_and(|v| v.best > 0.0) {
             r#"stroke="black" stroke-width="2.5""#
         } else {
             r#"stroke="gray" stroke-width="0.5""#
         };
-        let shape = if hex {
-            let pts: Vec<String> = (0..6)
-                .map(|k| {
-                    let a = std::f64::consts::PI / 3.0 * k as f64 + std::f64::consts::PI / 6.0;
-                    format!(
-                        "{:.1},{:.1}",
-                        cx + unit * 0.55 * a.cos(),
-                        cy + unit * 0.55 * a.sin()
-                    )
-                })
-                .collect();
-            format!(
-                r#"<polygon points="{}" fill="{fill}" {stroke}/>"#,
-                pts.join(" ")
-            )
-        } else {
-            format!(
-                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" {stroke}/>"#,
-                cx - unit * 0.45,
-                cy - unit * 0.45,
-                unit * 0.9,
-                unit * 0.9
-            )
-        };
-        s.push_str(&shape);
+        s.push_str(&geo.cell_shape(cx, cy, &fill, stroke));
         let label = v.map_or(String::new(), |v| format!("{:+.2}", v.best));
         let _ = write!(
             s,
@@ -316,12 +249,6 @@ pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
     }
     s.push_str("</svg>\n");
     s
-}
-
-fn esc(t: &str) -> String {
-    t.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
