@@ -7,6 +7,10 @@
 //! Names are the module paths of [`selfplay::net::PolicyValueNet`]: `stem.conv.weight`
 //! (out, in, k, k), `stem.norm.gamma|beta|running_mean|running_var`, `blocks.3.pool.weight`
 //! (in, out: burn's linear layers multiply `x @ weight`), `policy_cells.bias`, ...
+//!
+//! [`export_safetensors`] writes the same parameters as a `.safetensors` file under PyTorch's
+//! names and layouts (batch norm `weight`/`bias` for gamma/beta, linear weights transposed to
+//! (out, in)), with the metadata in the file's header, for PyTorch and other clients.
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::Tensor;
@@ -45,6 +49,97 @@ pub fn parameters(model: &Model) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     c.arrays
 }
 
+/// The parameters of `model` under PyTorch's names and layouts: batch norm's gamma and beta
+/// are `weight` and `bias`, and linear weights (the only 2-D parameters) are transposed from
+/// burn's (in, out) to PyTorch's (out, in).
+pub fn torch_parameters(model: &Model) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    parameters(model)
+        .into_iter()
+        .map(|(name, shape, data)| {
+            let name = match name.rsplit_once('.') {
+                Some((module, "gamma")) => format!("{module}.weight"),
+                Some((module, "beta")) => format!("{module}.bias"),
+                _ => name,
+            };
+            if let [rows, cols] = shape[..] {
+                let mut t = vec![0f32; data.len()];
+                for r in 0..rows {
+                    for c in 0..cols {
+                        t[c * rows + r] = data[r * cols + c];
+                    }
+                }
+                (name, vec![cols, rows], t)
+            } else {
+                (name, shape, data)
+            }
+        })
+        .collect()
+}
+
+/// The metadata of an export: how to build the network and feed it.
+fn metadata(model: &Model, names: &[String]) -> Result<serde_json::Value, String> {
+    let start = model.meta.game.start().map_err(|e| e.to_string())?;
+    let b = start.board();
+    Ok(serde_json::json!({
+        "format": "lifeline-zero weights 1",
+        "format_version": selfplay::rundir::FORMAT_VERSION,
+        "game": model.meta.game,
+        "network": model.meta.net,
+        "planes": start.num_planes(),
+        "height": b.height(),
+        "width": b.width(),
+        "policy_len": start.policy_len(),
+        "policy_layout": "grid cells row-major (height x width), then swap, spend komi, remove prisoner",
+        "value_layout": "softmax of win, draw, loss logits for the player to move",
+        "step": model.meta.step,
+        "samples": model.meta.samples,
+        "batch_norm_epsilon": selfplay::net::BATCH_NORM_EPSILON,
+        "parameters": names,
+    }))
+}
+
+/// Write `model`'s parameters to `out` as safetensors (little-endian f32, PyTorch names and
+/// layouts, [`torch_parameters`]), the metadata as JSON under the header's `__metadata__` key
+/// `lifeline_zero`. Returns the number of tensors.
+pub fn export_safetensors(model: &Model, out: &Path) -> Result<usize, String> {
+    let model = model.for_inference();
+    let params = torch_parameters(&model);
+    let names: Vec<String> = params.iter().map(|p| p.0.clone()).collect();
+    let meta = metadata(&model, &names).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut header = serde_json::Map::new();
+    header.insert(
+        "__metadata__".into(),
+        serde_json::json!({ "lifeline_zero": meta.to_string() }),
+    );
+    let mut offset = 0usize;
+    for (name, shape, data) in &params {
+        let end = offset + 4 * data.len();
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, end]}),
+        );
+        offset = end;
+    }
+    let mut head = serde_json::Value::Object(header).to_string().into_bytes();
+    // The format pads the header with spaces so that the data starts 8-byte aligned.
+    while !head.len().is_multiple_of(8) {
+        head.push(b' ');
+    }
+    selfplay::rundir::write_atomic_with(out, |file| {
+        use std::io::Write;
+        file.write_all(&(head.len() as u64).to_le_bytes())?;
+        file.write_all(&head)?;
+        for (_, _, data) in &params {
+            for x in data {
+                file.write_all(&x.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(params.len())
+}
+
 /// Write `model` (in inference mode) to `out` as described in the module documentation.
 pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
     let model = model.for_inference();
@@ -71,21 +166,8 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         mask[b.grid_index(c)] = 1.0;
     }
     let (policy, value) = model.run(input.clone(), &mask, 1, h, w);
-    let meta = serde_json::json!({
-        "format": "lifeline-zero weights 1",
-        "game": model.meta.game,
-        "network": model.meta.net,
-        "planes": planes,
-        "height": h,
-        "width": w,
-        "policy_len": start.policy_len(),
-        "policy_layout": "grid cells row-major (height x width), then swap, spend komi, remove prisoner",
-        "value_layout": "softmax of win, draw, loss logits for the player to move",
-        "step": model.meta.step,
-        "samples": model.meta.samples,
-        "batch_norm_epsilon": selfplay::net::BATCH_NORM_EPSILON,
-        "parameters": params.iter().map(|p| &p.0).collect::<Vec<_>>(),
-    });
+    let names: Vec<String> = params.iter().map(|p| p.0.clone()).collect();
+    let meta = metadata(&model, &names).map_err(|e| err(&e))?;
     let arr = |v: Vec<f32>, shape: &[usize]| {
         ArrayD::from_shape_vec(IxDyn(shape), v).expect("example shape")
     };

@@ -67,6 +67,11 @@ enum Cmd {
         model: PathBuf,
         #[arg(long)]
         out: PathBuf,
+        /// npz (named arrays, metadata and an example), safetensors (PyTorch names and
+        /// layouts) or onnx (built by scripts/export_onnx.py, which needs python3 with onnx
+        /// and onnxruntime); default: the extension of --out.
+        #[arg(long)]
+        format: Option<ExportFormat>,
     },
     /// Training samples per second of the config's network at its batch size.
     Bench {
@@ -125,19 +130,7 @@ fn main() -> Result<()> {
             );
             Ok(())
         }
-        Cmd::Export { model, out } => {
-            let dir = eval::players::resolve_checkpoint(&model)?;
-            let m = Model::load(&dir, &parse_device("cpu")?)?;
-            m.check_finite(&m.meta.game, &dir)?;
-            let n = train::export::export(&m, &out).map_err(anyhow::Error::msg)?;
-            println!(
-                "{n} arrays of {} (step {}) -> {}",
-                dir.display(),
-                m.meta.step,
-                out.display()
-            );
-            Ok(())
-        }
+        Cmd::Export { model, out, format } => export(&model, &out, format),
         Cmd::Loop {
             config,
             run,
@@ -182,6 +175,69 @@ fn main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ExportFormat {
+    Npz,
+    Safetensors,
+    Onnx,
+}
+
+fn export(model: &Path, out: &Path, format: Option<ExportFormat>) -> Result<()> {
+    let format = match format {
+        Some(f) => f,
+        None => match out.extension().and_then(|e| e.to_str()) {
+            Some("npz") => ExportFormat::Npz,
+            Some("safetensors") => ExportFormat::Safetensors,
+            Some("onnx") => ExportFormat::Onnx,
+            _ => anyhow::bail!(
+                "{}: give --format npz, safetensors or onnx (the extension does not say)",
+                out.display()
+            ),
+        },
+    };
+    let dir = eval::players::resolve_checkpoint(model)?;
+    let m = Model::load(&dir, &parse_device("cpu")?)?;
+    m.check_finite(&m.meta.game, &dir)?;
+    let n = match format {
+        ExportFormat::Npz => train::export::export(&m, out),
+        ExportFormat::Safetensors => train::export::export_safetensors(&m, out),
+        ExportFormat::Onnx => export_onnx(&m, out),
+    }
+    .map_err(anyhow::Error::msg)?;
+    println!(
+        "{n} tensors of {} (step {}) -> {}",
+        dir.display(),
+        m.meta.step,
+        out.display()
+    );
+    Ok(())
+}
+
+/// The ONNX graph is built in Python (burn writes no ONNX): the weights go through a
+/// temporary .npz, which `scripts/export_onnx.py` turns into `out` and checks against burn's
+/// outputs on the file's example.
+fn export_onnx(m: &Model, out: &Path) -> Result<usize, String> {
+    let npz = out.with_extension(format!("tmp-{}.npz", std::process::id()));
+    let n = train::export::export(m, &npz)?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/export_onnx.py");
+    let run = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&npz)
+        .arg(out)
+        .output();
+    let _ = std::fs::remove_file(&npz);
+    let o = run.map_err(|e| format!("cannot run python3 {}: {e}", script.display()))?;
+    if !o.status.success() {
+        return Err(format!(
+            "{} failed (it needs python3 with numpy, onnx and onnxruntime):\n{}{}",
+            script.display(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    Ok(n)
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {

@@ -86,3 +86,72 @@ fn exported_weights_are_named_and_reproducible_in_onnx() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn safetensors_hold_exactly_the_parameters_in_pytorch_names_and_layouts() {
+    let game: GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
+    let net = NetConfig {
+        blocks: 2,
+        channels: 8,
+        head_channels: 4,
+        value_hidden: 8,
+        pool_every: 2,
+    };
+    let model = Model::random(&game, &net, &Device::flex(), 5).unwrap();
+    let dir = std::env::temp_dir().join(format!("lifeline-zero-st-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("model.safetensors");
+    let n = train::export::export_safetensors(&model, &out).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    assert_eq!(len % 8, 0, "the data starts aligned");
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+    let data = &bytes[8 + len..];
+    let burn = train::export::parameters(&model.for_inference());
+    let torch = train::export::torch_parameters(&model.for_inference());
+    assert_eq!(n, burn.len());
+    let header = header.as_object().unwrap();
+    assert_eq!(
+        header.len(),
+        burn.len() + 1,
+        "the parameters and the metadata, nothing else"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(header["__metadata__"]["lifeline_zero"].as_str().unwrap()).unwrap();
+    assert_eq!(meta["game"]["game"], "lifeline");
+    assert_eq!(meta["network"]["channels"], 8);
+    let mut end = 0;
+    for (name, shape, values) in &torch {
+        let t = &header[name];
+        assert_eq!(t["dtype"], "F32");
+        let offsets: Vec<usize> = serde_json::from_value(t["data_offsets"].clone()).unwrap();
+        assert_eq!(offsets[0], end, "{name}: tensors follow each other");
+        end = offsets[1];
+        let stored: Vec<f32> = data[offsets[0]..offsets[1]]
+            .chunks(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(&stored, values, "{name}");
+        assert_eq!(
+            serde_json::from_value::<Vec<usize>>(t["shape"].clone()).unwrap(),
+            *shape
+        );
+    }
+    assert_eq!(end, data.len(), "no bytes after the last tensor");
+    // PyTorch's names: batch norm weight and bias, no gamma or beta.
+    assert!(header.contains_key("stem.norm.weight") && header.contains_key("stem.norm.bias"));
+    assert!(!header
+        .keys()
+        .any(|k| k.ends_with(".gamma") || k.ends_with(".beta")));
+    // Linear weights are (out, in): the transpose of burn's (in, out).
+    let (_, bshape, bvalues) = burn.iter().find(|p| p.0 == "value_out.weight").unwrap();
+    let (_, tshape, tvalues) = torch.iter().find(|p| p.0 == "value_out.weight").unwrap();
+    assert_eq!((tshape[0], tshape[1]), (bshape[1], bshape[0]));
+    for r in 0..bshape[0] {
+        for c in 0..bshape[1] {
+            assert_eq!(tvalues[c * bshape[0] + r], bvalues[r * bshape[1] + c]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
