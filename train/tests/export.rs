@@ -153,5 +153,34 @@ fn safetensors_hold_exactly_the_parameters_in_pytorch_names_and_layouts() {
             assert_eq!(tvalues[c * bshape[0] + r], bvalues[r * bshape[1] + c]);
         }
     }
+    // The `safetensors` package reads it as the npz export's parameters (CI installs it and
+    // sets LIFELINE_REQUIRE_SAFETENSORS=1).
+    let has_package = std::process::Command::new("python3")
+        .args(["-c", "import numpy, safetensors"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_package {
+        let npz = dir.join("model.npz");
+        train::export::export(&model, &npz).unwrap();
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
+        let o = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&npz)
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    } else {
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_SAFETENSORS").is_err(),
+            "safetensors is required but python3 cannot import it"
+        );
+        eprintln!("safetensors not available: skipped the Python half of this test");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
