@@ -22,6 +22,7 @@
 //! | `legal` | every legal action |
 //! | `result` | `black`, `white`, `draw` with the reason, or `none` |
 //! | `visits N` | visits (playouts for `mcts:N`) per search |
+//! | `time_per_move SECONDS` | search each decision for that long instead (0: back to visits) |
 //! | `quit` | ends the session |
 
 use crate::players::{Brain, Contestant, RolloutEvaluator};
@@ -33,7 +34,7 @@ use selfplay::search::{Search, SearchConfig};
 use std::io::{BufRead, Write};
 
 /// The commands, in `list_commands` order.
-pub const COMMANDS: [&str; 18] = [
+pub const COMMANDS: [&str; 19] = [
     "name",
     "version",
     "protocol_version",
@@ -51,6 +52,7 @@ pub const COMMANDS: [&str; 18] = [
     "legal",
     "result",
     "visits",
+    "time_per_move",
     "quit",
 ];
 
@@ -64,6 +66,8 @@ pub struct Session {
     history: Vec<AnyGame>,
     player: Contestant,
     visits: u32,
+    /// Search each decision this long instead of for `visits` visits.
+    time_per_move: Option<std::time::Duration>,
     seed: u64,
 }
 
@@ -85,6 +89,7 @@ impl Session {
             game: game.clone(),
             player,
             visits,
+            time_per_move: None,
             seed,
         };
         s.set_game(game)?;
@@ -180,6 +185,19 @@ impl Session {
                 }
                 _ => Err(format!(
                     "visits takes a number from 1 to 1000000 (got `{args}`)"
+                )),
+            },
+            "time_per_move" => match args.parse::<f64>() {
+                Ok(t) if t == 0.0 => {
+                    self.time_per_move = None;
+                    Ok(String::new())
+                }
+                Ok(t) if t > 0.0 && t <= 3600.0 => {
+                    self.time_per_move = Some(std::time::Duration::from_secs_f64(t));
+                    Ok(String::new())
+                }
+                _ => Err(format!(
+                    "time_per_move takes seconds from 0 (off) to 3600 (got `{args}`)"
                 )),
             },
             "" => Err("empty command".into()),
@@ -292,12 +310,42 @@ impl Session {
         let mut rng = self.rng();
         let seed = rng.gen();
         let mut search = Search::new(cfg, g.clone());
-        let done = match &self.player.brain {
-            Brain::Net { model, .. } => search.run(&mut NetEvaluator::new(model), false, &mut rng),
-            _ => search.run(&mut RolloutEvaluator::new(seed), false, &mut rng),
-        };
-        done.map_err(|e| format!("{}: {e}", self.player.info.name))?;
+        let named = |e: selfplay::search::SearchError| format!("{}: {e}", self.player.info.name);
+        match &self.player.brain {
+            Brain::Net { model, .. } => {
+                self.search_with(&mut search, &mut NetEvaluator::new(model), &mut rng)
+            }
+            _ => self.search_with(&mut search, &mut RolloutEvaluator::new(seed), &mut rng),
+        }
+        .map_err(named)?;
         Ok(search)
+    }
+
+    /// Run `search` to the session's visits, or step by step until its time per move is spent.
+    fn search_with<E: selfplay::search::Evaluator<AnyGame>>(
+        &self,
+        search: &mut Search<AnyGame>,
+        evaluator: &mut E,
+        rng: &mut ChaCha8Rng,
+    ) -> Result<(), selfplay::search::SearchError> {
+        let Some(limit) = self.time_per_move else {
+            return search.run(evaluator, false, rng).map(|_| ());
+        };
+        let start = std::time::Instant::now();
+        // Steps of a few batches, so that the limit is overrun by little.
+        let step = 4 * search.config().batch.max(1) as u32;
+        let mut target = step;
+        // At least one step, so that a decision always has a searched root.
+        loop {
+            search.set_visits(target);
+            search.run(evaluator, false, rng)?;
+            // A root short of its target is a tree exhausted (a tiny endgame).
+            let exhausted = search.root_visits() < target;
+            if exhausted || start.elapsed() >= limit || target >= 10_000_000 {
+                return Ok(());
+            }
+            target += step;
+        }
     }
 
     /// A generator for the current decision: the same position and seed decide the same way.
@@ -473,6 +521,14 @@ mod tests {
             .all(|w| w[0]["visits"].as_u64() >= w[1]["visits"].as_u64()));
         ok(&mut s, "visits 4");
         assert!(err(&mut s, "visits 0").contains("visits"));
+        // A time per move searches until the time is spent: more than the 4 visits set.
+        ok(&mut s, "time_per_move 0.2");
+        let timed: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
+        assert!(timed["visits"].as_u64().unwrap() > 4, "{timed}");
+        assert!(err(&mut s, "time_per_move -1").contains("time_per_move"));
+        ok(&mut s, "time_per_move 0");
+        let counted: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
+        assert!(counted["visits"].as_u64().unwrap() <= 5, "{counted}");
     }
 
     #[test]

@@ -319,6 +319,12 @@ impl<G: Game> Search<G> {
         &self.config
     }
 
+    /// Change the visit target of the next [`Search::run`], keeping the tree: a search
+    /// extended step by step until a time limit.
+    pub fn set_visits(&mut self, visits: u32) {
+        self.config.visits = visits;
+    }
+
     pub fn root_game(&self) -> &G {
         &self.root_game
     }
