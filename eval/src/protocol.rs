@@ -188,7 +188,7 @@ impl Session {
                 )),
             },
             "time_per_move" => match args.parse::<f64>() {
-                Ok(t) if t == 0.0 => {
+                Ok(0.0) => {
                     self.time_per_move = None;
                     Ok(String::new())
                 }
