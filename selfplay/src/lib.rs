@@ -13,6 +13,7 @@ pub mod fused;
 pub mod generate;
 pub mod model;
 pub mod net;
+pub mod roles;
 pub mod rundir;
 pub mod search;
 pub mod shard;

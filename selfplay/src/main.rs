@@ -47,6 +47,25 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// The self-play role: play batches of games with the run's best network for as long as
+    /// it runs (or --batches), picking up each new best between batches; one shard per batch.
+    /// Several workers may share a run; a killed one loses only its batch in flight.
+    Worker {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        /// Games per batch (per shard).
+        #[arg(long, default_value_t = 32)]
+        games: usize,
+        /// Stop after this many batches (default: until stopped).
+        #[arg(long)]
+        batches: Option<usize>,
+        #[arg(long)]
+        threads: Option<usize>,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// Positions per second of the config's network at batch sizes 1, 16, 64 and 256.
     BenchNet {
         #[arg(long)]
@@ -95,15 +114,6 @@ fn load_model(spec: &str, cfg: &RunConfig, device: &str) -> Result<Model> {
     Ok(model.for_inference())
 }
 
-/// A seed no earlier invocation used: the clock's nanoseconds mixed with the pid.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    (nanos ^ (std::process::id() as u64).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 fn main() -> Result<()> {
     match Cli::parse().cmd {
         Cmd::Run {
@@ -119,7 +129,7 @@ fn main() -> Result<()> {
             let run = RunDir::new(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
-            let seed = seed.unwrap_or_else(fresh_seed);
+            let seed = seed.unwrap_or_else(selfplay::roles::fresh_seed);
             run.tidy();
             install_stop_handler();
             let threads = match threads.unwrap_or(cfg.selfplay.threads) {
@@ -161,6 +171,24 @@ fn main() -> Result<()> {
                 }
                 _ => println!("no game finished: nothing written"),
             }
+        }
+        Cmd::Worker {
+            config,
+            run,
+            games,
+            batches,
+            threads,
+            device,
+        } => {
+            install_stop_handler();
+            let opts = selfplay::roles::WorkerOptions {
+                games,
+                threads,
+                device,
+            };
+            selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
+                batches.is_none_or(|b| done < b)
+            })?;
         }
         Cmd::BenchNet {
             config,

@@ -38,6 +38,24 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// The training role: fit `train.steps` steps whenever the run's shards allow it (at most
+    /// --ratio samples trained per sample generated: it waits for data rather than
+    /// overfitting), write a checkpoint and make it the best; for as long as it runs (or
+    /// --until-step). Holds the run's `train` role; self-play workers feed it.
+    Trainer {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        /// Samples trained per sample generated, at most.
+        #[arg(long, default_value_t = 4.0)]
+        ratio: f64,
+        /// Stop once the step counter reaches this.
+        #[arg(long)]
+        until_step: Option<u64>,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// The whole pipeline: self-play with the best model, fit, gate, rate, repeat; resumable
     /// after a kill at any moment. Ends with the rating table of the run.
     Loop {
@@ -103,6 +121,13 @@ fn main() -> Result<()> {
             until,
             device,
         } => fit(&config, &run, steps, until, &device),
+        Cmd::Trainer {
+            config,
+            run,
+            ratio,
+            until_step,
+            device,
+        } => trainer(&config, &run, ratio, until_step, &device),
         Cmd::Bench {
             config,
             device,
@@ -283,8 +308,20 @@ fn fit(
     let _role = run.lock("train")?;
     run.tidy();
     install_stop_handler();
-    let (mut trainer, parent) = open_trainer(run, &cfg, &train, device)?;
-    let window = Window::load(run, &cfg.game, &train)?;
+    fit_locked(run, &cfg, &train, steps, until, device)
+}
+
+/// One fit of the run, its `train` role held by the caller.
+fn fit_locked(
+    run: &RunDir,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    steps: Option<u64>,
+    until: Option<u64>,
+    device: &str,
+) -> Result<()> {
+    let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
+    let window = Window::load(run, &cfg.game, train)?;
     let start = trainer.state.step;
     let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
     if target <= start {
@@ -368,6 +405,63 @@ fn fit(
         (n as f64 * train.batch_size as f64) / t0.elapsed().as_secs_f64(),
         dir.display()
     );
+    Ok(())
+}
+
+/// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
+fn trainer(
+    config: &Path,
+    run: &Path,
+    ratio: f64,
+    until_step: Option<u64>,
+    device: &str,
+) -> Result<()> {
+    anyhow::ensure!(
+        ratio > 0.0 && ratio.is_finite(),
+        "--ratio must be a positive number (got {ratio})"
+    );
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    let (cfg, train) = load_config(config)?;
+    let run = &RunDir::new(run);
+    std::fs::create_dir_all(run.root())
+        .with_context(|| format!("cannot create {}", run.root().display()))?;
+    let _role = run.lock("train")?;
+    run.freeze_config(config, &text)?;
+    run.tidy();
+    install_stop_handler();
+    let batch = train.batch_size as f64;
+    let mut waiting = false;
+    while !selfplay::rundir::stop_requested() {
+        let step = run.checkpoints().last().map_or(0, |c| c.0);
+        if until_step.is_some_and(|u| step >= u) {
+            break;
+        }
+        let generated: usize = run
+            .shards()
+            .iter()
+            .filter_map(|p| selfplay::shard::read_shard_meta(p).ok())
+            .filter(|m| m.game == cfg.game)
+            .map(|m| m.samples)
+            .sum();
+        let allowed = (ratio * generated as f64 / batch) as u64;
+        let round = until_step.map_or(train.steps, |u| train.steps.min(u - step));
+        if allowed < step + round {
+            if !waiting {
+                eprintln!(
+                    "trainer: step {step}, {generated} samples generated: waiting for self-play"
+                );
+                waiting = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            continue;
+        }
+        waiting = false;
+        fit_locked(run, &cfg, &train, Some(round), None, device)?;
+        if let Some(newest) = run.newest_checkpoint() {
+            run.set_best(&newest)?;
+        }
+    }
     Ok(())
 }
 

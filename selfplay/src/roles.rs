@@ -1,0 +1,110 @@
+//! The roles of a run that other processes (or machines) can take on: here the self-play
+//! worker, which plays batches of games with the run's best network and writes a shard per
+//! batch, picking up each new best between batches. It talks to the trainer (`train
+//! trainer`) only through the run directory: shards one way, checkpoints and the best pointer
+//! the other. Workers take no lock: many may share a run, each shard named by its time and
+//! pid; a killed worker loses only the batch in flight.
+
+use crate::config::RunConfig;
+use crate::generate::{default_threads, generate, RunOutput, RunSummary};
+use crate::model::{parse_device, Model, NetEvaluator};
+use crate::rundir::{stop_requested, RunDir};
+use crate::search::UniformEvaluator;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// How a worker plays.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Games per batch (one shard each).
+    pub games: usize,
+    /// Threads (default: `selfplay.threads` of the config, 0 = one per core).
+    pub threads: Option<usize>,
+    pub device: String,
+}
+
+/// Play batches while `keep_going(batches done)` says so and no stop was requested; returns
+/// the batches' summaries. Before the run has a checkpoint the worker plays with uniform
+/// priors.
+pub fn self_play_worker(
+    config: &Path,
+    run: &Path,
+    opts: &WorkerOptions,
+    mut keep_going: impl FnMut(usize) -> bool,
+) -> Result<Vec<RunSummary>> {
+    anyhow::ensure!(opts.games >= 1, "--games must be at least 1");
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    let cfg = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+    let run = RunDir::new(run);
+    std::fs::create_dir_all(run.root())
+        .with_context(|| format!("cannot create {}", run.root().display()))?;
+    // Every role of a run plays and trains one config.
+    run.freeze_config(config, &text)?;
+    run.tidy();
+    let threads = match opts.threads.unwrap_or(cfg.selfplay.threads) {
+        0 => default_threads(),
+        n => n,
+    };
+    let device = parse_device(&opts.device)?;
+    // The network in use and the checkpoint it came from.
+    let mut current: Option<(PathBuf, Model)> = None;
+    let mut done = Vec::new();
+    while keep_going(done.len()) && !stop_requested() {
+        let best = run.best()?;
+        if best.as_ref() != current.as_ref().map(|c| &c.0) {
+            current = match best {
+                Some(dir) => Some((dir.clone(), load(&dir, &cfg, &device)?)),
+                None => None,
+            };
+        }
+        let name = current.as_ref().map_or("random".to_string(), |(dir, _)| {
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+        let out = RunOutput {
+            run: &run,
+            model: &name,
+            iteration: None,
+            progress: false,
+        };
+        let seed = fresh_seed();
+        let summary = match &current {
+            None => generate(&cfg, |_| UniformEvaluator, opts.games, threads, seed, &out)?,
+            Some((_, net)) => generate(
+                &cfg,
+                |_| NetEvaluator::new(net),
+                opts.games,
+                threads,
+                seed,
+                &out,
+            )?,
+        };
+        println!("{name}: {} (seed {seed})", summary.line());
+        done.push(summary);
+    }
+    Ok(done)
+}
+
+/// A checkpoint of the run, checked to play the config's game with finite outputs.
+fn load(dir: &Path, cfg: &RunConfig, device: &burn::tensor::Device) -> Result<Model> {
+    let m = Model::load(dir, device)?;
+    m.check_plays(&cfg.game, dir)?;
+    m.check_finite(&cfg.game, dir)?;
+    eprintln!(
+        "worker {}: playing with {}",
+        std::process::id(),
+        dir.display()
+    );
+    Ok(m.for_inference())
+}
+
+/// A seed no earlier batch used: the clock's nanoseconds mixed with the pid.
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    (nanos ^ (std::process::id() as u64).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}

@@ -1,0 +1,84 @@
+//! The training and self-play roles as separate processes talking only through the run
+//! directory: a trainer process waits for the worker's data, trains, and makes each checkpoint
+//! the best, which the worker picks up; a second trainer is refused.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{temp, TINY};
+
+#[test]
+fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
+    let dir = temp("roles");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    // TINY trains 4 steps of 16 samples a round: with ratio 1, a round needs 64 samples.
+    let mut trainer = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["trainer", "--ratio", "1", "--until-step", "8", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the trainer to hold its role, then check that a second one is refused.
+    let lock = run.join("locks/train.lock");
+    let t0 = Instant::now();
+    while !lock.exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let second = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["trainer", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("held by pid"));
+
+    // The worker plays in this process until the trainer has reached its last step.
+    let opts = selfplay::roles::WorkerOptions {
+        games: 4,
+        threads: Some(1),
+        device: "cpu".into(),
+    };
+    let mut finished = None;
+    let batches = selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
+        finished = trainer.try_wait().unwrap();
+        finished.is_none() && done < 200
+    })
+    .unwrap();
+    let status = match finished {
+        Some(s) => s,
+        None => trainer.wait().unwrap(),
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(trainer.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    let rundir = selfplay::rundir::RunDir::new(&run);
+    let steps: Vec<u64> = rundir.checkpoints().iter().map(|c| c.0).collect();
+    // Rounds of 4 steps, with a checkpoint every 2 (train.checkpoint_every).
+    assert_eq!(steps, [2, 4, 6, 8]);
+    let best = rundir.best().unwrap().unwrap();
+    assert!(best.ends_with("000008"), "the newest is the best: {best:?}");
+    // One shard per batch, none half written, and the trainer waited for data: it never
+    // trained more than the ratio allows.
+    assert_eq!(rundir.shards().len(), batches.len());
+    let samples: usize = batches.iter().map(|b| b.samples).sum();
+    assert!(
+        samples >= 8 * 16,
+        "{samples} samples for 8 steps of 16 at ratio 1"
+    );
+    assert!(stderr.contains("waiting for self-play"), "{stderr}");
+    let leftovers: Vec<_> = std::fs::read_dir(run.join("selfplay"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
