@@ -59,6 +59,20 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         prior_draws: f64,
     },
+    /// The rating role: rate every checkpoint of the run the baselines have not met yet
+    /// against `eval.rating_baselines` (`eval.rating_games` each, at `eval.rating_visits`),
+    /// then refresh the rating table; with --follow, keep watching for new checkpoints until
+    /// stopped. A match already in the run's results is never played again.
+    Rate {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        #[arg(long)]
+        follow: bool,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// Gate a candidate against the best model with an SPRT ([eval] of the config).
     Gate {
         #[arg(long)]
@@ -288,6 +302,12 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
+        Command::Rate {
+            config,
+            run,
+            follow,
+            device,
+        } => rate(&config, &run, follow, &device)?,
         Command::Serve {
             model,
             config,
@@ -373,4 +393,54 @@ fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
     }
     println!("{} pictures in {}", pictures.len(), out.display());
     Ok(())
+}
+
+/// `eval rate`: every checkpoint of the run against the rating baselines, once.
+fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
+    let (rc, ec) = load_config(config)?;
+    check_run_game(run, &rc, config)?;
+    anyhow::ensure!(
+        !ec.rating_baselines.is_empty(),
+        "{}: eval.rating_baselines is empty: nothing to rate against",
+        config.display()
+    );
+    let dev = selfplay::model::parse_device(device)?;
+    let visits = ec.rating_visits.unwrap_or(rc.search.visits);
+    let rundir = RunDir::new(run);
+    // Matches in the run's results so far: a checkpoint's matches found there are not played
+    // again, so a count that grows says something was played.
+    let played = || {
+        eval::results::read_summaries(&rundir.eval())
+            .map(|s| s.len())
+            .unwrap_or(0)
+    };
+    loop {
+        let mut rated = 0;
+        for (step, dir) in rundir.checkpoints() {
+            if selfplay::rundir::stop_requested() {
+                return Ok(());
+            }
+            let spec = format!("{}@{visits}", dir.display());
+            let player = Contestant::load(&spec, &rc.game, &rc.search, visits, &dev)
+                .with_context(|| spec.clone())?;
+            // The seed is the step: the same checkpoint always meets the same openings, which
+            // is how a match played before is recognised.
+            let before = played();
+            let results =
+                eval::rating_matches(run, &rc.game, &rc.search, &ec, &player, step, false)?;
+            if played() > before {
+                results
+                    .iter()
+                    .for_each(|s| println!("{}", eval::matches::describe(s)));
+                rated += 1;
+            }
+        }
+        if rated > 0 || !follow {
+            refresh_ratings(run);
+        }
+        if !follow || selfplay::rundir::stop_requested() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    }
 }

@@ -299,3 +299,43 @@ fn sigterm_stops_a_match_says_so_and_writes_nothing_half() {
     );
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn the_rater_rates_each_checkpoint_once() {
+    let (run, cfg) = setup("rate");
+    std::fs::write(
+        &cfg,
+        CONFIG.replace(
+            "[eval]\n",
+            "[eval]\nrating_baselines = [\"random\"]\nrating_games = 2\nopening_plies = 1\n",
+        ),
+    )
+    .unwrap();
+    let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
+    let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
+    let device = selfplay::model::parse_device("cpu").unwrap();
+    for step in [1u64, 2] {
+        let mut m = selfplay::model::Model::random(&rc.game, &net, &device, step).unwrap();
+        m.meta.step = step;
+        m.save(&run.join(format!("models/{step:06}"))).unwrap();
+    }
+    let (ok, text) = eval(&["rate", "--config", s(&cfg), "--run", s(&run)]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("000001@8 vs random") && text.contains("000002@8 vs random"),
+        "{text}"
+    );
+    let lines = || {
+        std::fs::read_to_string(run.join("eval/matches.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(lines(), 2);
+    assert!(run.join("eval/ratings.json").is_file());
+    // Again: nothing new to rate, nothing played twice.
+    let (ok, text) = eval(&["rate", "--config", s(&cfg), "--run", s(&run)]);
+    assert!(ok && !text.contains(" vs random"), "{text}");
+    assert_eq!(lines(), 2);
+    std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
+}
