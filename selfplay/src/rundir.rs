@@ -207,6 +207,13 @@ pub struct ShardPaths {
     pub records: PathBuf,
 }
 
+/// Who wrote a shard: a loop iteration, or a process (a worker or `selfplay run`) by pid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ShardSource {
+    Iteration(u32),
+    Process(u32),
+}
+
 impl RunDir {
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
         RunDir { root: root.into() }
@@ -479,6 +486,32 @@ impl RunDir {
             path,
             previous,
         })
+    }
+
+    /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking
+    /// the lock (a status query must not stand in a starting role's way). A holder on this
+    /// host whose process is gone holds nothing.
+    pub fn role_holder(&self, role: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.lock_file(role)).ok()?;
+        let mut parts = text.split_whitespace();
+        let (pid, host) = (parts.next()?.parse::<u32>().ok()?, parts.next()?);
+        if host == host_name() && !process_alive(pid) {
+            return None;
+        }
+        Some(describe_holder(&text))
+    }
+
+    /// When shard `path` was written (milliseconds since the epoch) and by whom, from its
+    /// name ([`RunDir::new_stamp`]).
+    pub fn shard_stamp(path: &Path) -> Option<(u128, ShardSource)> {
+        let name = path.file_name()?.to_str()?;
+        let stamp = name.strip_prefix("shard-")?.strip_suffix(".npz")?;
+        let (millis, source) = stamp.split_once('-')?;
+        let source = match source.strip_prefix("it") {
+            Some(it) => ShardSource::Iteration(it.parse().ok()?),
+            None => ShardSource::Process(source.parse().ok()?),
+        };
+        Some((millis.parse().ok()?, source))
     }
 
     /// [`RunDir::clean_stale_temporaries`], each removal said on stderr: what every command that

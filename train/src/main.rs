@@ -56,6 +56,16 @@ enum Cmd {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// What a run is doing: the best and newest checkpoints, who holds its roles, and each
+    /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
+    /// and the trainer's lag (samples trained against samples generated).
+    Status {
+        #[arg(long)]
+        run: PathBuf,
+        /// Sources seen within this many minutes count as active.
+        #[arg(long, default_value_t = 10.0)]
+        minutes: f64,
+    },
     /// The whole pipeline: self-play with the best model, fit, gate, rate, repeat; resumable
     /// after a kill at any moment. Ends with the rating table of the run.
     Loop {
@@ -121,6 +131,10 @@ fn main() -> Result<()> {
             until,
             device,
         } => fit(&config, &run, steps, until, &device),
+        Cmd::Status { run, minutes } => {
+            print!("{}", status(&RunDir::new(&run), minutes)?);
+            Ok(())
+        }
         Cmd::Trainer {
             config,
             run,
@@ -406,6 +420,101 @@ fn fit_locked(
         dir.display()
     );
     Ok(())
+}
+
+/// The report of `train status`.
+fn status(run: &RunDir, minutes: f64) -> Result<String> {
+    use selfplay::rundir::ShardSource;
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+    let frozen = run.config();
+    anyhow::ensure!(
+        frozen.is_file(),
+        "{} is not a run (no {})",
+        run.root().display(),
+        frozen.display()
+    );
+    let (cfg, train) = load_config(&frozen)?;
+    let mut s = format!("run {}: {}\n", run.root().display(), cfg.game.label());
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let newest = run.checkpoints().last().cloned();
+    let best = run.best()?.and_then(|p| name(&p));
+    let _ = writeln!(
+        s,
+        "best {}, newest checkpoint {}",
+        best.as_deref().unwrap_or("none"),
+        newest
+            .as_ref()
+            .and_then(|(_, p)| name(p))
+            .unwrap_or_else(|| "none".into())
+    );
+    for role in ["train", "gate"] {
+        let holder = run.role_holder(role).unwrap_or_else(|| "nobody".into());
+        let _ = writeln!(s, "role {role}: held by {holder}");
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let window = (minutes * 60_000.0) as u128;
+    // Per source: shards, samples, and samples and first time within the window.
+    let mut sources: BTreeMap<ShardSource, (usize, usize, usize, u128, u128)> = BTreeMap::new();
+    let mut generated = 0;
+    for path in run.shards() {
+        let (Some((millis, source)), Ok(meta)) = (
+            RunDir::shard_stamp(&path),
+            selfplay::shard::read_shard_meta(&path),
+        ) else {
+            continue;
+        };
+        generated += meta.samples;
+        let e = sources.entry(source).or_insert((0, 0, 0, u128::MAX, 0));
+        e.0 += 1;
+        e.1 += meta.samples;
+        if now.saturating_sub(millis) <= window {
+            e.2 += meta.samples;
+            e.3 = e.3.min(millis);
+        }
+        e.4 = e.4.max(millis);
+    }
+    let trained = newest.map_or(0, |(step, _)| step as usize * train.batch_size);
+    let _ = writeln!(
+        s,
+        "samples generated {generated}, trained {trained} (ratio {:.2})",
+        trained as f64 / generated.max(1) as f64
+    );
+    let mut loop_shards = (0, 0);
+    for (source, (shards, samples, recent, first, last)) in &sources {
+        match source {
+            ShardSource::Iteration(_) => {
+                loop_shards.0 += shards;
+                loop_shards.1 += samples;
+            }
+            ShardSource::Process(pid) => {
+                let ago = now.saturating_sub(*last) as f64 / 1000.0;
+                let rate = if *recent > 0 {
+                    let span = now.saturating_sub(*first).max(1) as f64 / 1000.0;
+                    format!(
+                        "{:.1} samples/s over the last {minutes} min",
+                        *recent as f64 / span
+                    )
+                } else {
+                    "inactive".into()
+                };
+                let _ = writeln!(
+                    s,
+                    "worker pid {pid}: {shards} shards, {samples} samples, {rate}, last shard {ago:.0} s ago"
+                );
+            }
+        }
+    }
+    if loop_shards.0 > 0 {
+        let _ = writeln!(
+            s,
+            "loop: {} shards, {} samples",
+            loop_shards.0, loop_shards.1
+        );
+    }
+    Ok(s)
 }
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.

@@ -80,5 +80,29 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    // The status names the worker (this process) and the best, and says no one trains now.
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["status", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("best 000008"), "{text}");
+    assert!(text.contains("role train: held by nobody"), "{text}");
+    let me = format!(
+        "worker pid {}: {} shards",
+        std::process::id(),
+        batches.len()
+    );
+    assert!(text.contains(&me), "{text}");
+    assert!(
+        text.contains(&format!("samples generated {samples}, trained 128")),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
