@@ -407,6 +407,7 @@ fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
     let dev = selfplay::model::parse_device(device)?;
     let visits = ec.rating_visits.unwrap_or(rc.search.visits);
     let rundir = RunDir::new(run);
+    let _log = selfplay::logging::init("rater");
     // Matches in the run's results so far: a checkpoint's matches found there are not played
     // again, so a count that grows says something was played.
     let played = || {
@@ -431,7 +432,7 @@ fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
             if played() > before {
                 results
                     .iter()
-                    .for_each(|s| println!("{}", eval::matches::describe(s)));
+                    .for_each(|s| tracing::info!("{}", eval::matches::describe(s)));
                 rated += 1;
             }
         }

@@ -181,6 +181,7 @@ fn main() -> Result<()> {
             device,
         } => {
             install_stop_handler();
+            let _log = selfplay::logging::init("worker");
             let opts = selfplay::roles::WorkerOptions {
                 games,
                 threads,

@@ -81,7 +81,7 @@ pub fn self_play_worker(
                 &out,
             )?,
         };
-        println!("{name}: {} (seed {seed})", summary.line());
+        tracing::info!("{name}: {} (seed {seed})", summary.line());
         done.push(summary);
     }
     Ok(done)

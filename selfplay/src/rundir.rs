@@ -621,7 +621,8 @@ fn describe_holder(text: &str) -> String {
     }
 }
 
-fn host_name() -> String {
+/// This machine's name (what lock files and logs call it).
+pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_string())

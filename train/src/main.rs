@@ -539,6 +539,7 @@ fn trainer(
     run.freeze_config(config, &text)?;
     run.tidy();
     install_stop_handler();
+    let _log = selfplay::logging::init("trainer");
     let batch = train.batch_size as f64;
     let mut waiting = false;
     while !selfplay::rundir::stop_requested() {
@@ -557,15 +558,14 @@ fn trainer(
         let round = until_step.map_or(train.steps, |u| train.steps.min(u - step));
         if allowed < step + round {
             if !waiting {
-                eprintln!(
-                    "trainer: step {step}, {generated} samples generated: waiting for self-play"
-                );
+                tracing::info!("step {step}, {generated} samples generated: waiting for self-play");
                 waiting = true;
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
             continue;
         }
         waiting = false;
+        tracing::info!("step {step}, {generated} samples generated: training {round} steps");
         fit_locked(run, &cfg, &train, Some(round), None, device)?;
         if let Some(newest) = run.newest_checkpoint() {
             run.set_best(&newest)?;

@@ -74,6 +74,17 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         "{samples} samples for 8 steps of 16 at ratio 1"
     );
     assert!(stderr.contains("waiting for self-play"), "{stderr}");
+    // Every log line names the role, the host and the pid (logs of many machines side by side).
+    let trainer_pid = format!("pid={}", trainer.id());
+    assert!(stderr.lines().any(|l| l.contains("INFO")), "{stderr}");
+    for line in stderr.lines().filter(|l| l.contains("INFO")) {
+        assert!(
+            line.contains(r#"role="trainer""#)
+                && line.contains("host=")
+                && line.contains(&trainer_pid),
+            "{line}"
+        );
+    }
     let leftovers: Vec<_> = std::fs::read_dir(run.join("selfplay"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
