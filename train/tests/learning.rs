@@ -47,8 +47,10 @@ fn the_benchmark_rates_checkpoints_against_the_ladder_and_a_rerun_plays_nothing_
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("learning.json")).unwrap())
             .unwrap();
     assert!(report["command"].as_str().unwrap().contains("learning"));
-    // The loop ran past its (tiny) budget, although the config says one iteration only.
-    assert!(report["minutes"].as_f64().unwrap() > 0.01, "{report}");
+    // The loop trained (its time is the end of its last iteration, a little short of the
+    // budget that stopped it).
+    assert!(report["minutes"].as_f64().unwrap() > 0.0, "{report}");
+    assert!(report["iterations"].as_u64().unwrap() >= 1, "{report}");
     let ladder = report["ladder"].as_array().unwrap();
     assert_eq!(ladder.len(), 2);
     assert_eq!(ladder[0]["player"], "random");
