@@ -9,8 +9,8 @@ use selfplay::model::Model;
 use selfplay::net::NetConfig;
 use std::path::PathBuf;
 
-#[test]
-fn exported_weights_are_named_and_reproducible_in_onnx() {
+/// A random two-block network for Lifeline side 4.
+fn small_model(seed: u64) -> (GameConfig, Model) {
     let game: GameConfig =
         serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
     let net = NetConfig {
@@ -20,7 +20,13 @@ fn exported_weights_are_named_and_reproducible_in_onnx() {
         value_hidden: 8,
         pool_every: 2,
     };
-    let model = Model::random(&game, &net, &Device::flex(), 3).unwrap();
+    let model = Model::random(&game, &net, &Device::flex(), seed).unwrap();
+    (game, model)
+}
+
+#[test]
+fn exported_weights_are_named_and_reproducible_in_onnx() {
+    let (game, model) = small_model(3);
     let dir = std::env::temp_dir().join(format!("lifeline-zero-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("model.npz");
@@ -89,16 +95,7 @@ fn exported_weights_are_named_and_reproducible_in_onnx() {
 
 #[test]
 fn safetensors_hold_exactly_the_parameters_in_pytorch_names_and_layouts() {
-    let game: GameConfig =
-        serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
-    let net = NetConfig {
-        blocks: 2,
-        channels: 8,
-        head_channels: 4,
-        value_hidden: 8,
-        pool_every: 2,
-    };
-    let model = Model::random(&game, &net, &Device::flex(), 5).unwrap();
+    let (_, model) = small_model(5);
     let dir = std::env::temp_dir().join(format!("lifeline-zero-st-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("model.safetensors");
