@@ -18,6 +18,7 @@
 //! final_games = 40          # ... over this many games (0: no final match)
 //! ```
 
+use crate::matches::MatchOptions;
 use crate::players::PlayerSpec;
 use crate::sprt::Sprt;
 use selfplay::config::{check_float, FloatRange};
@@ -75,6 +76,20 @@ impl EvalConfig {
         let cfg: EvalConfig = section.try_into().map_err(|e| format!("[eval]: {e}"))?;
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// How a match of `games` games with openings from `seed` is played under this table
+    /// (its opening plies and games in flight).
+    pub fn match_options(&self, games: usize, seed: u64, progress: bool) -> MatchOptions {
+        MatchOptions {
+            games,
+            opening_plies: self.opening_plies,
+            games_in_flight: self.games_in_flight,
+            seed,
+            progress,
+            sample_plies: 0,
+            prefix: Vec::new(),
+        }
     }
 
     pub fn sprt(&self) -> Sprt {

@@ -10,7 +10,7 @@
 //! `RUN/eval/matches.jsonl`, so every gate enters the ratings.
 
 use crate::config::EvalConfig;
-use crate::matches::{play_games, progress_bar, summarize, write_games, MatchOptions, MatchOutput};
+use crate::matches::{play_games, progress_bar, summarize, write_games, MatchOutput};
 use crate::players::Contestant;
 use crate::results::{append_summary, MatchSummary};
 use crate::sprt::{Decision, SprtStatus};
@@ -42,15 +42,7 @@ pub fn gate(
     cfg.validate().map_err(EvalError::Config)?;
     crate::matches::check_output(out)?;
     let sprt = cfg.sprt();
-    let opts = MatchOptions {
-        games: cfg.max_games,
-        opening_plies: cfg.opening_plies,
-        games_in_flight: cfg.games_in_flight,
-        seed,
-        progress,
-        sample_plies: 0,
-        prefix: Vec::new(),
-    };
+    let opts = cfg.match_options(cfg.max_games, seed, progress);
     let bar = progress_bar(
         cfg.max_games as u64,
         progress,

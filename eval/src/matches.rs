@@ -578,15 +578,7 @@ pub fn rating_matches(
     for (k, spec) in cfg.rating_baselines.iter().enumerate() {
         let device = selfplay::model::parse_device("cpu")?;
         let baseline = Contestant::load(spec, game, base, base.visits, &device)?;
-        let opts = MatchOptions {
-            games: cfg.rating_games,
-            opening_plies: cfg.opening_plies,
-            games_in_flight: cfg.games_in_flight,
-            seed: seed.wrapping_add(k as u64),
-            progress,
-            sample_plies: 0,
-            prefix: Vec::new(),
-        };
+        let opts = cfg.match_options(cfg.rating_games, seed.wrapping_add(k as u64), progress);
         out.push(run_match_once(run, game, player, &baseline, &opts)?);
     }
     Ok(out)

@@ -102,16 +102,12 @@ enum Cmd {
 
 fn load_model(spec: &str, cfg: &RunConfig, device: &str) -> Result<Model> {
     let device = parse_device(device)?;
-    let model = if spec == "random" {
-        Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?
-    } else {
-        let dir = resolve_checkpoint(Path::new(spec))?;
-        let m = Model::load(&dir, &device)?;
-        m.check_plays(&cfg.game, &dir)?;
-        m.check_finite(&cfg.game, &dir)?;
-        m
-    };
-    Ok(model.for_inference())
+    if spec == "random" {
+        let m = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
+        return Ok(m.for_inference());
+    }
+    let dir = resolve_checkpoint(Path::new(spec))?;
+    selfplay::roles::load_checkpoint(&dir, cfg, &device)
 }
 
 fn main() -> Result<()> {

@@ -54,7 +54,10 @@ pub fn self_play_worker(
         let best = run.best()?;
         if best.as_ref() != current.as_ref().map(|c| &c.0) {
             current = match best {
-                Some(dir) => Some((dir.clone(), load(&dir, &cfg, &device)?)),
+                Some(dir) => {
+                    tracing::info!("playing with {}", dir.display());
+                    Some((dir.clone(), load_checkpoint(&dir, &cfg, &device)?))
+                }
                 None => None,
             };
         }
@@ -87,16 +90,16 @@ pub fn self_play_worker(
     Ok(done)
 }
 
-/// A checkpoint of the run, checked to play the config's game with finite outputs.
-fn load(dir: &Path, cfg: &RunConfig, device: &burn::tensor::Device) -> Result<Model> {
+/// Checkpoint `dir` ready for inference, checked to play the config's game with finite
+/// outputs.
+pub fn load_checkpoint(
+    dir: &Path,
+    cfg: &RunConfig,
+    device: &burn::tensor::Device,
+) -> Result<Model> {
     let m = Model::load(dir, device)?;
     m.check_plays(&cfg.game, dir)?;
     m.check_finite(&cfg.game, dir)?;
-    eprintln!(
-        "worker {}: playing with {}",
-        std::process::id(),
-        dir.display()
-    );
     Ok(m.for_inference())
 }
 

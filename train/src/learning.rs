@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use eval::balance::Estimate;
 use eval::matches::run_match_once;
 use eval::results::MatchSummary;
-use eval::{Contestant, MatchOptions, RatingOptions};
+use eval::{Contestant, RatingOptions};
 use selfplay::model::parse_device;
 use selfplay::rundir::RunDir;
 use serde::Serialize;
@@ -266,23 +266,15 @@ impl Bench {
         })
     }
 
-    fn options(&self, games: usize, seed: u64) -> MatchOptions {
-        MatchOptions {
-            games,
-            opening_plies: self.cfg.eval.opening_plies,
-            games_in_flight: self.cfg.eval.games_in_flight,
-            seed,
-            progress: self.progress,
-            sample_plies: 0,
-            prefix: Vec::new(),
-        }
-    }
-
     /// Each rung against the next.
     fn calibrate(&self, run: &Path) -> Result<Vec<MatchSummary>> {
         let mut out = Vec::new();
         for (i, pair) in self.ladder.windows(2).enumerate() {
-            let opts = self.options(self.ladder_games, CALIBRATION_SEED + i as u64);
+            let opts = self.cfg.eval.match_options(
+                self.ladder_games,
+                CALIBRATION_SEED + i as u64,
+                self.progress,
+            );
             let s = run_match_once(run, &self.cfg.run.game, &pair[1], &pair[0], &opts)?;
             println!("ladder: {}", eval::matches::describe(&s));
             out.push(s);
@@ -298,7 +290,10 @@ impl Bench {
         let player = Contestant::load(&spec, game, search, self.visits, &device)?;
         let mut out = Vec::new();
         for (i, rung) in self.ladder.iter().enumerate() {
-            let opts = self.options(games, RUNG_SEED + i as u64);
+            let opts = self
+                .cfg
+                .eval
+                .match_options(games, RUNG_SEED + i as u64, self.progress);
             let s = run_match_once(run, game, &player, rung, &opts)?;
             println!("{}", eval::matches::describe(&s));
             let shut_out = s.wins == 0 && s.draws == 0;

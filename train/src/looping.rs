@@ -21,7 +21,7 @@ use crate::window::Window;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use eval::results::MatchSummary;
-use eval::{Contestant, EvalConfig, MatchOptions, MatchOutput, RatingOptions};
+use eval::{Contestant, EvalConfig, MatchOutput, RatingOptions};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
@@ -713,15 +713,9 @@ pub fn final_match(config: &Path, run: &Path, progress: bool) -> Result<Option<M
     let (game, search) = (&cfg.run.game, &cfg.run.search);
     let best = Contestant::load(&spec, game, search, visits, &device)?;
     let opponent = Contestant::load(&cfg.eval.final_opponent, game, search, visits, &device)?;
-    let opts = MatchOptions {
-        games: cfg.eval.final_games,
-        opening_plies: cfg.eval.opening_plies,
-        games_in_flight: cfg.eval.games_in_flight,
-        seed: FINAL_MATCH_SEED,
-        progress,
-        sample_plies: 0,
-        prefix: Vec::new(),
-    };
+    let opts = cfg
+        .eval
+        .match_options(cfg.eval.final_games, FINAL_MATCH_SEED, progress);
     Ok(Some(eval::matches::run_match_once(
         run, game, &best, &opponent, &opts,
     )?))
