@@ -13,7 +13,7 @@
 //! it scores nothing against (stronger rungs would add games, not information). Every match is
 //! recorded in the run's results and found there again on a rerun, never played twice.
 
-use crate::looping::{read_iterations, run_loop, FullConfig, Overrides};
+use crate::looping::{read_iterations, run_loop, FullConfig, IterationRecord, Overrides};
 use anyhow::{Context, Result};
 use eval::balance::Estimate;
 use eval::matches::run_match_once;
@@ -98,6 +98,7 @@ pub struct LearningReport {
     pub command: String,
     pub config: String,
     pub game: String,
+    /// Loop minutes of the run, and its loop iterations.
     pub minutes: f64,
     pub iterations: usize,
     pub visits: u32,
@@ -119,6 +120,13 @@ the ladder's games (each rung against the next) and each checkpoint's games agai
 95% intervals from the observed information. Scores: Wilson 95% intervals. Minutes: loop time \
 (self-play, fitting, gating, rating) until the end of the iteration after which the run's best \
 was that checkpoint, summed over resumes. Every match pairs each opening with both colours.";
+
+/// How much the run trained: its loop iterations and minutes.
+#[derive(Clone, Copy, Debug)]
+struct Trained {
+    iterations: usize,
+    minutes: f64,
+}
 
 /// Seeds of the ladder's matches: the same openings for every checkpoint and every run.
 const CALIBRATION_SEED: u64 = 9_100;
@@ -150,7 +158,8 @@ pub fn run(opts: &LearningOptions) -> Result<LearningReport> {
     let run_path = opts.out.join("run");
     let run = RunDir::new(&run_path);
     train_for(opts, &run)?;
-    let timeline = timeline(&run)?;
+    let records = read_iterations(&run)?;
+    let timeline = timeline(&run, &records)?;
     let chosen = choose_points(&timeline, opts.points);
     let bench = Bench::new(opts, cfg)?;
     let calibration = bench.calibrate(&run_path)?;
@@ -164,7 +173,11 @@ pub fn run(opts: &LearningOptions) -> Result<LearningReport> {
         let checkpoint = run.models().join(name);
         played.push((*minutes, bench.rate(&run_path, &checkpoint, games)?));
     }
-    let report = bench.report(opts, &timeline, &calibration, &played);
+    let trained = Trained {
+        iterations: records.len(),
+        minutes: records.last().map_or(0.0, |r| r.loop_seconds / 60.0),
+    };
+    let report = bench.report(opts, trained, &calibration, &played);
     write_report(&opts.out, &report)?;
     Ok(report)
 }
@@ -195,16 +208,16 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
 
 /// (loop minutes, checkpoint) for each checkpoint that became the run's best, from the
 /// random network at minute 0 on.
-fn timeline(run: &RunDir) -> Result<Vec<(f64, String)>> {
+fn timeline(run: &RunDir, records: &[IterationRecord]) -> Result<Vec<(f64, String)>> {
     let first = run
         .checkpoints()
         .first()
         .and_then(|(_, p)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .context("the run has no checkpoint")?;
     let mut out = vec![(0.0, first)];
-    for r in read_iterations(run)? {
+    for r in records {
         if out.last().map(|p| &p.1) != Some(&r.best) {
-            out.push((r.loop_seconds / 60.0, r.best));
+            out.push((r.loop_seconds / 60.0, r.best.clone()));
         }
     }
     Ok(out)
@@ -308,7 +321,7 @@ impl Bench {
     fn report(
         &self,
         opts: &LearningOptions,
-        timeline: &[(f64, String)],
+        trained: Trained,
         calibration: &[MatchSummary],
         played: &[(f64, Vec<MatchSummary>)],
     ) -> LearningReport {
@@ -368,8 +381,8 @@ impl Bench {
             command: opts.command.clone(),
             config: opts.config.display().to_string(),
             game: self.cfg.run.game.label(),
-            minutes: timeline.last().map_or(0.0, |p| p.0),
-            iterations: timeline.len().saturating_sub(1),
+            minutes: trained.minutes,
+            iterations: trained.iterations,
             visits: self.visits,
             ladder,
             rows,
