@@ -3,7 +3,7 @@
 //! The evaluator and the search see a [`Backend`], never a device (lc0's backend interface is
 //! the example): [`BurnLayers`] runs burn's own layers on any device (the CPU, or CUDA in a
 //! build with the `cuda` feature), [`FusedCpu`] the folded CPU network of [`crate::fused`],
-//! about twice as fast on the quick network. [`choose`] picks the fastest one for a device;
+//! several times as fast on the quick network. [`choose`] picks the fastest one for a device;
 //! a new backend (onnxruntime, TensorRT) is one more implementation and one more line there.
 
 use crate::fused::FusedNet;
@@ -32,7 +32,7 @@ pub trait Backend: Send + Sync + Debug {
 /// The fastest backend for `net` (in inference mode) on `device`.
 pub fn choose(net: &PolicyValueNet, device: &Device) -> Box<dyn Backend> {
     if *device == Device::flex() {
-        Box::new(FusedCpu::new(net, device))
+        Box::new(FusedCpu::new(net))
     } else {
         Box::new(BurnLayers::new(net.clone(), device.clone()))
     }
@@ -84,18 +84,16 @@ impl Backend for BurnLayers {
 }
 
 /// The folded CPU network ([`crate::fused`]): batch norm folded into the convolutions, each
-/// 3x3 convolution one gather + GEMM over the on-board cells of the whole batch.
+/// 3x3 convolution one gather + GEMM over the on-board cells of a group of positions.
 #[derive(Debug)]
 pub struct FusedCpu {
     net: FusedNet,
-    device: Device,
 }
 
 impl FusedCpu {
-    pub fn new(net: &PolicyValueNet, device: &Device) -> Self {
+    pub fn new(net: &PolicyValueNet) -> Self {
         FusedCpu {
             net: FusedNet::fold(net),
-            device: device.clone(),
         }
     }
 }
@@ -113,9 +111,6 @@ impl Backend for FusedCpu {
         height: usize,
         width: usize,
     ) -> (Vec<f32>, Vec<f32>) {
-        let (policy, value) = self
-            .net
-            .run(&inputs, mask, batch, height, width, &self.device);
-        (policy, to_vec(value))
+        self.net.run(&inputs, mask, batch, height, width)
     }
 }

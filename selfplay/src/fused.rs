@@ -1,45 +1,57 @@
 //! CPU inference: the network of [`crate::net`] with batch norm folded into the convolutions,
-//! computed on the on-board cells only, each 3x3 convolution as one large matrix product.
+//! computed on the on-board cells only, each 3x3 convolution as one matrix product, in plain
+//! Rust over buffers that are allocated once per thread.
 //!
-//! Why: burn's `flex` backend runs a convolution as one small im2col + GEMM per position
-//! (32 x 288 by 288 x 81 for the quick network on a 9x9 grid), far from the GEMM's speed, and
-//! it computes every cell of the rectangular grid, although a side-5 hexhex board covers only
-//! 61 of its 81 cells. Here the activations of the whole batch are one matrix with a row per
-//! on-board cell; a convolution gathers each cell's nine neighbours (a row of zeros for those
-//! off the board or the grid) into a `(cells, 9C)` matrix with one row copy each (`select`), and
-//! multiplies it by the folded weights `(9C, C')`: one GEMM of K = 9C for the whole batch.
+//! Why not burn's tensors: burn's `flex` backend runs a convolution as one small im2col + GEMM
+//! per position, computes every cell of the rectangular grid (a side-5 hexhex board covers 61
+//! of its 81 cells), and allocates a tensor for every intermediate result. Here:
+//! - the activations of a group of positions are one matrix with a row per on-board cell;
+//! - a 3x3 convolution gathers each cell's nine neighbours (zeros for those off the board or
+//!   the grid) into a `(rows, 9C)` matrix and multiplies it by the folded weights `(9C, C')`
+//!   with the `gemm` crate (AVX-512 kernels where the CPU has them);
+//! - batch norm's shift, the residual and the ReLU are one pass over the product;
+//! - a batch is cut into groups of [`GROUP`] positions, small enough that a group's
+//!   activations and gathered neighbours stay in a core's L2 cache, and the groups run in
+//!   parallel on rayon's threads, each with its own [`Scratch`].
+//!
 //! Off-board cells hold zeros in the reference network (it multiplies every layer by the
-//! mask), so leaving them out changes nothing; no mask multiplication is needed at all.
+//! mask), so leaving them out changes nothing and no mask multiplication is needed.
 //!
 //! [`FusedNet`] computes what [`PolicyValueNet::forward`] computes in inference mode (the
 //! `fused_cpu_network_matches_the_reference_layers` test checks it for every game), without
 //! the ownership head, which search does not read. Only the `flex` device uses it (see
-//! [`Model::for_inference`]); other backends keep burn's own convolutions, which their kernels
-//! are built for.
-//!
-//! [`Model::for_inference`]: crate::model::Model::for_inference
+//! [`crate::backend::choose`]); other backends keep burn's own convolutions, which their
+//! kernels are built for.
 
 use crate::net::{ConvBn, PolicyValueNet};
 use burn::nn::Linear;
-use burn::tensor::activation::relu;
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::Tensor;
+use rayon::prelude::*;
+use std::cell::RefCell;
 
-/// `t` copied into a fresh row-major buffer. A permuted weight keeps its strides through
-/// later operations, and GEMM packs a strided operand more slowly on every call; folding
-/// happens once, so the copy is paid once.
-fn dense<const D: usize>(t: Tensor<D>) -> Tensor<D> {
-    let device = t.device();
-    Tensor::from_data(t.into_data(), &device)
+/// Positions per group: 4 x 61 cells x 288 gathered values x 4 bytes = 281 KB of gathered
+/// neighbours for the quick network, which fits a core's L2 cache with the weights. Measured
+/// with `selfplay bench-net` on the quick network (2 cores, 1 MB L2 each): 8 is as fast, 2
+/// loses ~15% at batch 16 to per-call overhead, 16 leaves one thread idle at batch 16.
+const GROUP: usize = 4;
+
+/// Marks a neighbour off the board or the grid in [`Cells::neighbours`].
+const OFF_BOARD: u32 = u32::MAX;
+
+fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_into_vec::<f32>().expect("f32 weights")
 }
 
-/// A convolution with its batch norm folded in: `weight` `(k*k*Cin, Cout)`, row
+/// A convolution with its batch norm folded in: `weight` `(k*k*Cin, Cout)` row-major, row
 /// `(dy*k + dx)*Cin + cin`, scaled by the batch norm's gamma / sqrt(var + eps); `shift`
-/// `(1, Cout)` is what the batch norm adds.
+/// `(Cout)` is what the batch norm adds.
 #[derive(Clone, Debug)]
 struct FoldedConv {
-    weight: Tensor<2>,
-    shift: Tensor<2>,
+    weight: Vec<f32>,
+    shift: Vec<f32>,
     kernel: usize,
+    inputs: usize,
+    outputs: usize,
 }
 
 impl FoldedConv {
@@ -53,24 +65,115 @@ impl FoldedConv {
         // (Cout, Cin, kh, kw) -> (kh, kw, Cin, Cout) -> (kh*kw*Cin, Cout).
         let w = w.permute([2, 3, 1, 0]) * scale.reshape([1, 1, 1, cout]);
         FoldedConv {
-            weight: dense(w.reshape([kh * kw * cin, cout])),
-            shift: dense(shift.reshape([1, cout])),
+            weight: values(w.reshape([kh * kw * cin, cout])),
+            shift: values(shift),
             kernel: kh,
+            inputs: cin,
+            outputs: cout,
         }
     }
 
-    /// `x` `(cells, Cin)` -> `(cells, Cout)`.
-    fn forward(&self, x: Tensor<2>, board: &BatchCells) -> Tensor<2> {
-        let columns = if self.kernel == 1 {
+    /// `out` `(rows, Cout)` = relu(conv(`x`) + shift + `residual`), `x` `(rows, Cin)`.
+    fn forward(
+        &self,
+        x: &[f32],
+        cells: &Cells,
+        columns: &mut Vec<f32>,
+        out: &mut [f32],
+        residual: Option<&[f32]>,
+    ) {
+        let rows = x.len() / self.inputs;
+        let depth = self.kernel * self.kernel * self.inputs;
+        let lhs = if self.kernel == 1 {
             x
         } else {
-            let [cells, c] = x.dims();
-            let padded = Tensor::cat(vec![x, Tensor::zeros([1, c], &board.device)], 0);
-            padded
-                .select(0, board.neighbours.clone())
-                .reshape([cells, self.kernel * self.kernel * c])
+            cells.gather(x, self.inputs, columns);
+            &columns[..rows * depth]
         };
-        columns.matmul(self.weight.clone()) + self.shift.clone()
+        matmul(lhs, &self.weight, out, rows, depth, self.outputs);
+        let shift = &self.shift;
+        match residual {
+            Some(r) => {
+                for (o, r) in out
+                    .chunks_exact_mut(self.outputs)
+                    .zip(r.chunks_exact(self.outputs))
+                {
+                    for ((o, &s), &r) in o.iter_mut().zip(shift).zip(r) {
+                        *o = (*o + s + r).max(0.0);
+                    }
+                }
+            }
+            None => {
+                for o in out.chunks_exact_mut(self.outputs) {
+                    for (o, &s) in o.iter_mut().zip(shift) {
+                        *o = (*o + s).max(0.0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `out` `(m, n)` = `lhs` `(m, k)` x `rhs` `(k, n)`, all row-major, on the calling thread (the
+/// groups are what runs in parallel).
+fn matmul(lhs: &[f32], rhs: &[f32], out: &mut [f32], m: usize, k: usize, n: usize) {
+    assert!(lhs.len() >= m * k && rhs.len() >= k * n && out.len() >= m * n);
+    // SAFETY: the asserts above keep every access of the (m, k), (k, n) and (m, n) row-major
+    // matrices inside the slices; `out` does not alias the inputs (it is borrowed mutably).
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            lhs.as_ptr(),
+            1,
+            k as isize,
+            rhs.as_ptr(),
+            1,
+            n as isize,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+}
+
+/// A linear layer: `weight` `(in, out)` row-major as burn stores it, `bias` `(out)`.
+#[derive(Clone, Debug)]
+struct Dense {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    outputs: usize,
+}
+
+impl Dense {
+    fn fold(l: &Linear) -> Self {
+        let [_, outputs] = l.weight.val().dims();
+        Dense {
+            weight: values(l.weight.val()),
+            bias: l
+                .bias
+                .as_ref()
+                .map_or(vec![0.0; outputs], |b| values(b.val())),
+            outputs,
+        }
+    }
+
+    /// `out` = `x` W + b for one input vector.
+    fn forward(&self, x: &[f32], out: &mut [f32]) {
+        out.copy_from_slice(&self.bias);
+        for (&xi, w) in x.iter().zip(self.weight.chunks_exact(self.outputs)) {
+            for (o, &w) in out.iter_mut().zip(w) {
+                *o += xi * w;
+            }
+        }
     }
 }
 
@@ -78,71 +181,119 @@ impl FoldedConv {
 struct FoldedBlock {
     first: FoldedConv,
     second: FoldedConv,
-    pool: Option<Linear>,
+    pool: Option<Dense>,
 }
 
-/// The on-board cells of a batch of positions on one board.
-struct BatchCells {
-    batch: usize,
-    /// On-board cells per position.
-    cells: usize,
+/// The on-board cells of one board and their neighbourhoods.
+#[derive(Default)]
+struct Cells {
+    /// The mask this was built from, and the grid's width.
+    mask: Vec<f32>,
+    width: usize,
     /// Grid index of each on-board cell.
     grid: Vec<usize>,
-    /// For row `b*cells + j` and kernel position `t` (row-major 3x3), the row of that
-    /// neighbour, or `batch*cells` (an appended zero row) where it is off the board.
-    neighbours: Tensor<1, Int>,
+    /// For on-board cell `j` and kernel position `t` (row-major 3x3), the neighbour's cell
+    /// index, or [`OFF_BOARD`].
+    neighbours: Vec<u32>,
     /// KataGo's board-size scale of the mean, (sqrt(cells) - 14) / 10.
     pool_scale: f32,
-    device: Device,
 }
 
-impl BatchCells {
-    fn new(mask: &[f32], batch: usize, height: usize, width: usize, device: &Device) -> Self {
-        let grid: Vec<usize> = (0..height * width).filter(|&i| mask[i] != 0.0).collect();
-        let cells = grid.len();
-        let mut compact = vec![None; height * width];
-        for (j, &g) in grid.iter().enumerate() {
-            compact[g] = Some(j);
+impl Cells {
+    /// Rebuild for `mask` unless it is the one already held (a search asks for one board).
+    fn update(&mut self, mask: &[f32], height: usize, width: usize) {
+        if self.mask == mask && self.width == width {
+            return;
         }
-        let zero_row = (batch * cells) as i64;
-        let mut neighbours = Vec::with_capacity(batch * cells * 9);
-        for b in 0..batch {
-            for &g in &grid {
-                let (y, x) = ((g / width) as isize, (g % width) as isize);
-                for dy in -1..=1isize {
-                    for dx in -1..=1isize {
-                        let (ny, nx) = (y + dy, x + dx);
-                        let inside =
-                            (0..height as isize).contains(&ny) && (0..width as isize).contains(&nx);
-                        let j = if inside {
-                            compact[ny as usize * width + nx as usize]
-                        } else {
-                            None
-                        };
-                        neighbours.push(j.map_or(zero_row, |j| (b * cells + j) as i64));
-                    }
+        self.mask = mask.to_vec();
+        self.width = width;
+        self.grid = (0..height * width).filter(|&i| mask[i] != 0.0).collect();
+        let mut compact = vec![OFF_BOARD; height * width];
+        for (j, &g) in self.grid.iter().enumerate() {
+            compact[g] = j as u32;
+        }
+        self.neighbours.clear();
+        for &g in &self.grid {
+            let (y, x) = ((g / width) as isize, (g % width) as isize);
+            for dy in -1..=1isize {
+                for dx in -1..=1isize {
+                    let (ny, nx) = (y + dy, x + dx);
+                    let inside =
+                        (0..height as isize).contains(&ny) && (0..width as isize).contains(&nx);
+                    self.neighbours.push(if inside {
+                        compact[ny as usize * width + nx as usize]
+                    } else {
+                        OFF_BOARD
+                    });
                 }
             }
         }
-        BatchCells {
-            batch,
-            cells,
-            grid,
-            neighbours: Tensor::from_data(TensorData::new(neighbours, [batch * cells * 9]), device),
-            pool_scale: ((cells as f32).sqrt() - 14.0) / 10.0,
-            device: device.clone(),
+        self.pool_scale = ((self.grid.len() as f32).sqrt() - 14.0) / 10.0;
+    }
+
+    fn count(&self) -> usize {
+        self.grid.len()
+    }
+
+    /// `x` `(positions * cells, C)` -> `columns` `(positions * cells, 9C)`: each row the
+    /// nine neighbours' features, zeros off the board.
+    fn gather(&self, x: &[f32], c: usize, columns: &mut Vec<f32>) {
+        let cells = self.count();
+        let positions = x.len() / (cells * c);
+        columns.resize(positions * cells * 9 * c, 0.0);
+        let mut dst = columns.chunks_exact_mut(c);
+        for p in 0..positions {
+            let position = &x[p * cells * c..(p + 1) * cells * c];
+            for &n in &self.neighbours {
+                let d = dst.next().expect("columns sized above");
+                if n == OFF_BOARD {
+                    d.fill(0.0);
+                } else {
+                    let n = n as usize;
+                    d.copy_from_slice(&position[n * c..(n + 1) * c]);
+                }
+            }
         }
     }
 
-    /// `(cells, C)`, not negative -> `(B, 3C)`: mean, scaled mean and max over the board.
-    fn pool(&self, x: &Tensor<2>) -> Tensor<2> {
-        let c = x.dims()[1];
-        let x = x.clone().reshape([self.batch, self.cells, c]);
-        let mean = x.clone().sum_dim(1).reshape([self.batch, c]) / self.cells as f32;
-        let max = x.max_dim(1).reshape([self.batch, c]);
-        let scaled = mean.clone() * self.pool_scale;
-        Tensor::cat(vec![mean, scaled, max], 1)
+    /// `x` `(positions * cells, C)`, not negative -> `out` `(positions, 3C)`: mean, scaled
+    /// mean and max over the board.
+    fn pool(&self, x: &[f32], c: usize, out: &mut [f32]) {
+        let cells = self.count();
+        for (position, o) in x.chunks_exact(cells * c).zip(out.chunks_exact_mut(3 * c)) {
+            let (sum, rest) = o.split_at_mut(c);
+            let (scaled, max) = rest.split_at_mut(c);
+            sum.fill(0.0);
+            max.fill(0.0);
+            for row in position.chunks_exact(c) {
+                for ((s, m), &v) in sum.iter_mut().zip(max.iter_mut()).zip(row) {
+                    *s += v;
+                    *m = m.max(v);
+                }
+            }
+            for (s, sc) in sum.iter_mut().zip(scaled.iter_mut()) {
+                *s /= cells as f32;
+                *sc = *s * self.pool_scale;
+            }
+        }
     }
+}
+
+/// One thread's buffers, grown to the largest group seen and then reused.
+#[derive(Default)]
+struct Scratch {
+    cells: Cells,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    columns: Vec<f32>,
+    pooled: Vec<f32>,
+    bias: Vec<f32>,
+    head: Vec<f32>,
+    hidden: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// The inference network (see the module documentation). Built once per model by
@@ -152,25 +303,25 @@ pub struct FusedNet {
     stem: FoldedConv,
     blocks: Vec<FoldedBlock>,
     policy_conv: FoldedConv,
-    /// The policy's 1x1 convolution to one channel, `(head channels, 1)`, and its bias, which
+    /// The policy's 1x1 convolution to one channel, `(head channels)`, and its bias, which
     /// is also the logit of every off-board grid position (their features are zero).
-    policy_cells: Tensor<2>,
+    policy_cells: Vec<f32>,
     policy_cells_bias: f32,
-    policy_global: Linear,
+    policy_global: Dense,
     value_conv: FoldedConv,
-    value_hidden: Linear,
-    value_out: Linear,
+    value_hidden: Dense,
+    value_out: Dense,
 }
 
 impl FusedNet {
     /// Fold a network in inference mode (batch norm with its running statistics).
     pub fn fold(net: &PolicyValueNet) -> Self {
-        let w = net.policy_cells.weight.val();
-        let [cout, cin, _, _] = w.dims();
-        debug_assert_eq!(cout, 1);
-        let bias = net.policy_cells.bias.as_ref().map_or(0.0, |b| {
-            b.val().into_data().try_into_vec::<f32>().expect("f32 bias")[0]
-        });
+        let bias = net
+            .policy_cells
+            .bias
+            .as_ref()
+            .map_or(0.0, |b| values(b.val())[0]);
+        debug_assert_eq!(net.policy_cells.weight.val().dims()[0], 1);
         FusedNet {
             stem: FoldedConv::fold(&net.stem),
             blocks: net
@@ -179,22 +330,27 @@ impl FusedNet {
                 .map(|b| FoldedBlock {
                     first: FoldedConv::fold(&b.first),
                     second: FoldedConv::fold(&b.second),
-                    pool: b.pool.clone(),
+                    pool: b.pool.as_ref().map(Dense::fold),
                 })
                 .collect(),
             policy_conv: FoldedConv::fold(&net.policy_conv),
-            policy_cells: dense(w.reshape([cout, cin]).transpose()),
+            policy_cells: values(net.policy_cells.weight.val()),
             policy_cells_bias: bias,
-            policy_global: net.policy_global.clone(),
+            policy_global: Dense::fold(&net.policy_global),
             value_conv: FoldedConv::fold(&net.value_conv),
-            value_hidden: net.value_hidden.clone(),
-            value_out: net.value_out.clone(),
+            value_hidden: Dense::fold(&net.value_hidden),
+            value_out: Dense::fold(&net.value_out),
         }
     }
 
+    /// Width of the value output: win/draw/loss logits.
+    fn value_len(&self) -> usize {
+        self.value_out.outputs
+    }
+
     /// `batch` positions encoded as [`crate::model::Model::run`] takes them (`inputs`
-    /// `(B, P, H, W)` row-major, `mask` `(H, W)`) -> policy logits `(B, H*W + 3)` row-major, as
-    /// [`PolicyValueNet::forward`] gives them, and win/draw/loss logits `(B, 3)`.
+    /// `(B, P, H, W)` row-major, `mask` `(H, W)`) -> policy logits `(B, H*W + globals)`
+    /// row-major, as [`PolicyValueNet::forward`] gives them, and win/draw/loss logits `(B, 3)`.
     pub fn run(
         &self,
         inputs: &[f32],
@@ -202,56 +358,137 @@ impl FusedNet {
         batch: usize,
         height: usize,
         width: usize,
-        device: &Device,
-    ) -> (Vec<f32>, Tensor<2>) {
+    ) -> (Vec<f32>, Vec<f32>) {
         let area = height * width;
-        let planes = inputs.len() / (batch * area);
-        let board = BatchCells::new(mask, batch, height, width, device);
-        // (B, P, H, W) -> one row of P planes per on-board cell.
-        let mut rows = Vec::with_capacity(batch * board.cells * planes);
-        for position in inputs.chunks_exact(planes * area) {
-            for &g in &board.grid {
-                rows.extend((0..planes).map(|p| position[p * area + g]));
-            }
+        let per_position = inputs.len() / batch;
+        let policy_len = area + self.policy_global.outputs;
+        let mut policy = vec![0f32; batch * policy_len];
+        let mut value = vec![0f32; batch * self.value_len()];
+        let run_group = |inputs: &[f32], policy: &mut [f32], value: &mut [f32]| {
+            SCRATCH.with(|s| {
+                let s = &mut *s.borrow_mut();
+                s.cells.update(mask, height, width);
+                self.run_group(inputs, area, s, policy, value);
+            })
+        };
+        if batch <= GROUP {
+            // One group: no hand-over to rayon's threads and back.
+            run_group(inputs, &mut policy, &mut value);
+            return (policy, value);
         }
-        let x =
-            Tensor::<2>::from_data(TensorData::new(rows, [batch * board.cells, planes]), device);
-
-        let mut x = relu(self.stem.forward(x, &board));
-        for block in &self.blocks {
-            let mut y = relu(block.first.forward(x.clone(), &board));
-            if let Some(pool) = &block.pool {
-                let c = y.dims()[1];
-                let bias = pool.forward(board.pool(&y));
-                y = (y.reshape([batch, board.cells, c]) + bias.reshape([batch, 1, c]))
-                    .reshape([batch * board.cells, c]);
-            }
-            x = relu(block.second.forward(y, &board) + x);
-        }
-
-        let p = relu(self.policy_conv.forward(x.clone(), &board));
-        let global = self.policy_global.forward(board.pool(&p));
-        let cells = (p.matmul(self.policy_cells.clone()) + self.policy_cells_bias)
-            .into_data()
-            .try_into_vec::<f32>()
-            .expect("f32 policy");
-        let global = global
-            .into_data()
-            .try_into_vec::<f32>()
-            .expect("f32 policy");
-        let globals = global.len() / batch;
-        let mut policy = vec![self.policy_cells_bias; batch * (area + globals)];
-        for (b, row) in policy.chunks_exact_mut(area + globals).enumerate() {
-            for (j, &g) in board.grid.iter().enumerate() {
-                row[g] = cells[b * board.cells + j];
-            }
-            row[area..].copy_from_slice(&global[b * globals..(b + 1) * globals]);
-        }
-
-        let v = relu(self.value_conv.forward(x, &board));
-        let value = self
-            .value_out
-            .forward(relu(self.value_hidden.forward(board.pool(&v))));
+        policy
+            .par_chunks_mut(GROUP * policy_len)
+            .zip(value.par_chunks_mut(GROUP * self.value_len()))
+            .zip(inputs.par_chunks(GROUP * per_position))
+            .for_each(|((policy, value), inputs)| run_group(inputs, policy, value));
         (policy, value)
+    }
+
+    /// One group of positions on the calling thread.
+    fn run_group(
+        &self,
+        inputs: &[f32],
+        area: usize,
+        s: &mut Scratch,
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) {
+        let planes = self.stem.inputs;
+        let positions = inputs.len() / (planes * area);
+        let cells = s.cells.count();
+        let rows = positions * cells;
+        let c = self.stem.outputs;
+        // (positions, P, H, W) -> one row of P planes per on-board cell.
+        s.y.resize(rows * planes, 0.0);
+        for (position, out) in inputs
+            .chunks_exact(planes * area)
+            .zip(s.y.chunks_exact_mut(cells * planes))
+        {
+            for (&g, row) in s.cells.grid.iter().zip(out.chunks_exact_mut(planes)) {
+                for (p, v) in row.iter_mut().enumerate() {
+                    *v = position[p * area + g];
+                }
+            }
+        }
+        s.x.resize(rows * c, 0.0);
+        self.stem
+            .forward(&s.y, &s.cells, &mut s.columns, &mut s.x, None);
+
+        s.y.resize(rows * c, 0.0);
+        for block in &self.blocks {
+            block
+                .first
+                .forward(&s.x, &s.cells, &mut s.columns, &mut s.y, None);
+            if let Some(pool) = &block.pool {
+                s.pooled.resize(positions * 3 * c, 0.0);
+                s.bias.resize(c, 0.0);
+                s.cells.pool(&s.y, c, &mut s.pooled);
+                for (position, pooled) in
+                    s.y.chunks_exact_mut(cells * c)
+                        .zip(s.pooled.chunks_exact(3 * c))
+                {
+                    pool.forward(pooled, &mut s.bias);
+                    for row in position.chunks_exact_mut(c) {
+                        row.iter_mut().zip(&s.bias).for_each(|(v, b)| *v += b);
+                    }
+                }
+            }
+            // relu(second(y) + x), written over the block's input.
+            let mut out = std::mem::take(&mut s.head);
+            out.resize(rows * c, 0.0);
+            block
+                .second
+                .forward(&s.y, &s.cells, &mut s.columns, &mut out, Some(&s.x));
+            s.head = std::mem::replace(&mut s.x, out);
+        }
+        self.policy_head(s, positions, area, policy);
+        self.value_head(s, positions, value);
+    }
+
+    /// Policy logits from the trunk's output in `s.x`.
+    fn policy_head(&self, s: &mut Scratch, positions: usize, area: usize, policy: &mut [f32]) {
+        let cells = s.cells.count();
+        let hc = self.policy_conv.outputs;
+        s.head.resize(positions * cells * hc, 0.0);
+        self.policy_conv
+            .forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
+        s.pooled.resize(positions * 3 * hc, 0.0);
+        s.cells.pool(&s.head, hc, &mut s.pooled);
+        let policy_len = policy.len() / positions;
+        for ((out, features), pooled) in policy
+            .chunks_exact_mut(policy_len)
+            .zip(s.head.chunks_exact(cells * hc))
+            .zip(s.pooled.chunks_exact(3 * hc))
+        {
+            out[..area].fill(self.policy_cells_bias);
+            for (&g, f) in s.cells.grid.iter().zip(features.chunks_exact(hc)) {
+                out[g] += f
+                    .iter()
+                    .zip(&self.policy_cells)
+                    .map(|(a, b)| a * b)
+                    .sum::<f32>();
+            }
+            self.policy_global.forward(pooled, &mut out[area..]);
+        }
+    }
+
+    /// Win/draw/loss logits from the trunk's output in `s.x`.
+    fn value_head(&self, s: &mut Scratch, positions: usize, value: &mut [f32]) {
+        let cells = s.cells.count();
+        let vc = self.value_conv.outputs;
+        s.head.resize(positions * cells * vc, 0.0);
+        self.value_conv
+            .forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
+        s.pooled.resize(positions * 3 * vc, 0.0);
+        s.cells.pool(&s.head, vc, &mut s.pooled);
+        s.hidden.resize(self.value_hidden.outputs, 0.0);
+        for (out, pooled) in value
+            .chunks_exact_mut(self.value_len())
+            .zip(s.pooled.chunks_exact(3 * vc))
+        {
+            self.value_hidden.forward(pooled, &mut s.hidden);
+            s.hidden.iter_mut().for_each(|h| *h = h.max(0.0));
+            self.value_out.forward(&s.hidden, out);
+        }
     }
 }

@@ -84,6 +84,10 @@ enum Cmd {
         /// what search uses; this shows what it gains).
         #[arg(long)]
         layers: bool,
+        /// With --reference: alternate burn and onnxruntime this many times and print the
+        /// median ratio per batch size (one run swings by ±30% on a busy machine).
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
     },
     /// Visits per second of self-play search with the config's network, and the share of time
     /// spent outside the network (search, rules, encoding).
@@ -194,7 +198,10 @@ fn main() -> Result<()> {
             batches,
             reference,
             layers,
-        } => bench_net(&config, &device, seconds, &batches, reference, layers)?,
+            rounds,
+        } => bench_net(
+            &config, &device, seconds, &batches, reference, layers, rounds,
+        )?,
         Cmd::BenchSearch {
             config,
             device,
@@ -226,7 +233,9 @@ fn bench_net(
     batches: &[usize],
     reference: bool,
     layers: bool,
+    rounds: usize,
 ) -> Result<()> {
+    anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
     let model = load_model("random", &cfg, device)?;
     let variants: Vec<(&str, Model)> = if layers {
@@ -255,43 +264,68 @@ fn bench_net(
     for &c in b.cells() {
         mask[b.grid_index(c)] = 1.0;
     }
-    // The ratio to onnxruntime is for the first variant: what search uses.
-    let mut ours = Vec::new();
-    for (i, (label, model)) in variants.iter().enumerate() {
+    let time = |model: &Model, batch: usize| {
+        let x = &inputs[..batch * planes * h * w];
+        model.run(x.to_vec(), &mask, batch, h, w); // warm-up
+        let t0 = Instant::now();
+        let mut done = 0usize;
+        while t0.elapsed().as_secs_f64() < seconds || done == 0 {
+            model.run(x.to_vec(), &mask, batch, h, w);
+            done += batch;
+        }
+        done as f64 / t0.elapsed().as_secs_f64()
+    };
+    for (label, model) in &variants {
         for &batch in batches {
-            let x = &inputs[..batch * planes * h * w];
-            model.run(x.to_vec(), &mask, batch, h, w); // warm-up
-            let t0 = Instant::now();
-            let mut done = 0usize;
-            while t0.elapsed().as_secs_f64() < seconds || done == 0 {
-                model.run(x.to_vec(), &mask, batch, h, w);
-                done += batch;
-            }
-            let rate = done as f64 / t0.elapsed().as_secs_f64();
-            println!("{label:<11} batch {batch:>4}: {rate:>9.0} positions/s");
-            if i == 0 {
-                ours.push((batch, rate));
-            }
+            println!(
+                "{label:<11} batch {batch:>4}: {:>9.0} positions/s",
+                time(model, batch)
+            );
         }
     }
-    if reference {
-        let shape = selfplay::bench::Shape {
-            planes,
-            height: h,
-            width: w,
-            policy_len: start.policy_len(),
-        };
+    if !reference {
+        return Ok(());
+    }
+    // The ratio to onnxruntime is for the first variant, what search uses, timed again in
+    // each round right before the reference so that both see the same machine.
+    let shape = selfplay::bench::Shape {
+        planes,
+        height: h,
+        width: w,
+        policy_len: start.policy_len(),
+    };
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); batches.len()];
+    for round in 1..=rounds {
+        let ours: Vec<f64> = batches.iter().map(|&b| time(&variants[0].1, b)).collect();
         let text = selfplay::bench::run_reference("infer", shape, &n, batches, seconds)
             .map_err(anyhow::Error::msg)?;
-        print!("{text}");
-        for &(batch, rate) in &ours {
-            if let Some(theirs) = selfplay::bench::rate_at(&text, "onnxruntime", batch) {
-                println!(
-                    "burn / onnxruntime at batch {batch:>4}: {:.2}",
-                    rate / theirs
-                );
-            }
+        let mut line = format!("round {round}:");
+        for ((&batch, rate), r) in batches.iter().zip(&ours).zip(&mut ratios) {
+            let theirs =
+                selfplay::bench::rate_at(&text, "onnxruntime", batch).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no 'onnxruntime batch {batch}' line in the reference output:\n{text}"
+                    )
+                })?;
+            line += &format!(
+                " batch {batch} burn {rate:.0} onnxruntime {theirs:.0} ({:.2})",
+                rate / theirs
+            );
+            r.push(rate / theirs);
         }
+        println!("{line}");
+    }
+    for (batch, mut r) in batches.iter().zip(ratios) {
+        r.sort_by(f64::total_cmp);
+        let list = r
+            .iter()
+            .map(|x| format!("{x:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!(
+            "burn / onnxruntime at batch {batch:>4}: median {:.2} of {rounds} rounds ({list})",
+            r[r.len() / 2]
+        );
     }
     Ok(())
 }

@@ -351,6 +351,7 @@ fn fused_cpu_network_matches_the_reference_layers() {
         let net = model.net().clone().map(&mut Perturb);
         model = model.with_net(net);
         let fused = model.for_inference();
+        assert_eq!(fused.backend_name(), "fused-cpu");
         let reference = model.for_inference().on_burn_layers();
         let ps = positions(cfg, 5);
         let (inputs, mask, h, w) = encode_batch(&ps);
