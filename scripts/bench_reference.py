@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
 """Reference timings for the Lifeline Zero network, outside burn.
 
-The architecture is the one of selfplay/src/net.rs: a 3x3 stem, residual blocks of two 3x3
-convolutions with batch norm (every `pool_every`-th block adds a bias from masked global
-pooling: mean, board-size-scaled mean, max), a policy head (1x1 conv -> per-cell logits, pooled
-features -> global action logits), a win/draw/loss value head and an ownership head; every
-spatial layer is multiplied by the on-board mask.
+The architecture is the one of selfplay/src/net.rs, as scripts/lifeline_net.py defines it once
+(its layers and parameters, and the forward pass over a small ops interface):
 
-  --mode infer   builds it directly as an ONNX graph (the `onnx` package) and times it in
-                 onnxruntime on CPU with 2 threads (what `selfplay bench-net --reference` runs);
+  --mode infer   builds it as an ONNX graph (lifeline_net.build_onnx, the same builder as
+                 scripts/export_onnx.py; random weights) and times it in onnxruntime on CPU with
+                 2 threads (what `selfplay bench-net --reference` runs);
   --mode train   times one training step (forward, losses, gradients, SGD with momentum) in JAX
-                 on CPU (what `train bench --reference` runs).
+                 on CPU (what `train bench --reference` runs): lifeline_net.forward over JAX ops,
+                 batch norm on the batch's statistics.
 
 Output lines: "onnxruntime batch N: R positions/s" and "jax train batch N: R samples/s".
 """
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lifeline_net import BATCH_NORM_EPSILON, Config, build_onnx, parameters, random_weights  # noqa: E402
+from lifeline_net import forward as net_forward  # noqa: E402
 
 
 def parse():
@@ -38,122 +43,14 @@ def parse():
     return p.parse_args()
 
 
-def pooled_blocks(a):
-    return [a.pool_every > 0 and i % a.pool_every == a.pool_every - 1 for i in range(a.blocks)]
-
-
 # ----------------------------------------------------------------------------------------------
 # ONNX inference
-
-
-def build_onnx(a, weights=None):
-    """The network as an ONNX graph. `weights` maps the parameter names of selfplay/src/net.rs
-    (as `train export` writes them, e.g. "blocks.0.first.conv.weight") to arrays; without it the
-    weights are random (for timing)."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    rng = np.random.default_rng(0)
-    nodes, inits = [], []
-    counter = [0]
-
-    def name(prefix):
-        counter[0] += 1
-        return f"{prefix}{counter[0]}"
-
-    def const(arr, prefix="c"):
-        n = name(prefix)
-        inits.append(numpy_helper.from_array(np.asarray(arr), n))
-        return n
-
-    def param(path, shape, make):
-        if weights is None:
-            return make().astype(np.float32)
-        w = np.asarray(weights[path], np.float32)
-        if tuple(w.shape) != tuple(shape):
-            raise ValueError(f"{path}: shape {w.shape}, expected {shape}")
-        return w
-
-    def node(op, inputs, **attrs):
-        out = name(op.lower())
-        nodes.append(helper.make_node(op, inputs, [out], **attrs))
-        return out
-
-    def conv(path, x, cin, cout, k, bias=False):
-        w = param(f"{path}.weight", (cout, cin, k, k), lambda: rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / (cin * k * k)))
-        ins = [x, const(w, "w")]
-        if bias:
-            ins.append(const(param(f"{path}.bias", (cout,), lambda: np.zeros(cout)), "b"))
-        return node("Conv", ins, kernel_shape=[k, k], pads=[k // 2] * 4)
-
-    def bn(path, x, c):
-        ones, zeros = (lambda: np.ones(c)), (lambda: np.zeros(c))
-        g = param(f"{path}.gamma", (c,), ones)
-        b = param(f"{path}.beta", (c,), zeros)
-        m = param(f"{path}.running_mean", (c,), zeros)
-        v = param(f"{path}.running_var", (c,), ones)
-        return node("BatchNormalization", [x, const(g), const(b), const(m), const(v)], epsilon=1e-5)
-
-    def conv_bn(path, x, cin, cout, k):
-        return node("Mul", [bn(f"{path}.norm", conv(f"{path}.conv", x, cin, cout, k), cout), "mask"])
-
-    def gemm(path, x, cin, cout):
-        w = param(f"{path}.weight", (cin, cout), lambda: rng.standard_normal((cin, cout)) / np.sqrt(cin))
-        b = param(f"{path}.bias", (cout,), lambda: np.zeros(cout))
-        return node("Gemm", [x, const(w, "w"), const(b, "b")])
-
-    axes = const(np.array([2, 3], np.int64), "axes")
-    count = node("ReduceSum", ["mask", axes], keepdims=1)  # (B,1,1,1)
-    scale = node("Div", [node("Sub", [node("Sqrt", [count]), const(np.float32(14.0))]), const(np.float32(10.0))])
-    scale = node("Flatten", [scale], axis=1)  # (B,1)
-
-    def pool(x):
-        mean = node("Flatten", [node("Div", [node("ReduceSum", [x, axes], keepdims=1), count])], axis=1)
-        mx = node("Flatten", [node("ReduceMax", [x], axes=[2, 3], keepdims=1)], axis=1)
-        return node("Concat", [mean, node("Mul", [mean, scale]), mx], axis=1)
-
-    c, h = a.channels, a.head_channels
-    x = node("Relu", [conv_bn("stem", "input", a.planes, c, 3)])
-    for i, pooled in enumerate(pooled_blocks(a)):
-        y = node("Relu", [conv_bn(f"blocks.{i}.first", x, c, c, 3)])
-        if pooled:
-            bias = node("Unsqueeze", [gemm(f"blocks.{i}.pool", pool(y), 3 * c, c), const(np.array([2, 3], np.int64), "axes")])
-            y = node("Mul", [node("Add", [y, bias]), "mask"])
-        x = node("Relu", [node("Add", [conv_bn(f"blocks.{i}.second", y, c, c, 3), x])])
-    p = node("Relu", [conv_bn("policy_conv", x, c, h, 1)])
-    cells = node("Flatten", [conv("policy_cells", p, h, 1, 1, bias=True)], axis=1)
-    glob = gemm("policy_global", pool(p), 3 * h, a.policy_len - a.height * a.width)
-    nodes.append(helper.make_node("Concat", [cells, glob], ["policy"], axis=1))
-    v = node("Relu", [conv_bn("value_conv", x, c, h, 1)])
-    hidden = node("Relu", [gemm("value_hidden", pool(v), 3 * h, a.value_hidden)])
-    nodes.append(helper.make_node("Identity", [gemm("value_out", hidden, a.value_hidden, 3)], ["value"]))
-    own = node("Mul", [conv("ownership", x, c, 1, 1, bias=True), "mask"])
-    nodes.append(helper.make_node("Tanh", [own], ["ownership"]))
-
-    f = TensorProto.FLOAT
-    graph = helper.make_graph(
-        nodes,
-        "lifeline_zero",
-        [
-            helper.make_tensor_value_info("input", f, ["B", a.planes, a.height, a.width]),
-            helper.make_tensor_value_info("mask", f, ["B", 1, a.height, a.width]),
-        ],
-        [
-            helper.make_tensor_value_info("policy", f, ["B", a.policy_len]),
-            helper.make_tensor_value_info("value", f, ["B", 3]),
-            helper.make_tensor_value_info("ownership", f, ["B", 1, a.height, a.width]),
-        ],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.checker.check_model(model)
-    return model
 
 
 def bench_infer(a):
     import onnxruntime as ort
 
-    model = build_onnx(a)
+    model = build_onnx(Config.from_args(a))
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads
     so.inter_op_num_threads = 1
@@ -175,80 +72,83 @@ def bench_infer(a):
 # JAX training step
 
 
-def bench_train(a):
-    import os
+def jax_ops():
+    """The class of `lifeline_net.forward`'s ops in JAX (imported here, so that --mode infer
+    needs no JAX), in training mode: batch norm normalises with the batch's statistics (the
+    running statistics are not trained, so they are not parameters here). An instance holds the
+    trainable parameters under burn's names and layouts."""
+    import jax
+    import jax.numpy as jnp
 
+    class JaxOps:
+        def __init__(self, params):
+            self.p = params
+
+        def conv(self, layer, x):
+            k = layer.kernel
+            y = jax.lax.conv_general_dilated(x, self.p[f"{layer.name}.weight"], (1, 1), [(k // 2, k // 2)] * 2)
+            return (y + self.p[f"{layer.name}.bias"][None, :, None, None]) if layer.bias else y
+
+        def bn(self, layer, x):
+            mean = x.mean(axis=(0, 2, 3), keepdims=True)
+            var = x.var(axis=(0, 2, 3), keepdims=True)
+            y = (x - mean) / jnp.sqrt(var + BATCH_NORM_EPSILON)
+            gamma, beta = self.p[f"{layer.name}.gamma"], self.p[f"{layer.name}.beta"]
+            return y * gamma[None, :, None, None] + beta[None, :, None, None]
+
+        def linear(self, layer, x):
+            return x @ self.p[f"{layer.name}.weight"] + self.p[f"{layer.name}.bias"]
+
+        relu, tanh, sqrt = staticmethod(jax.nn.relu), staticmethod(jnp.tanh), staticmethod(jnp.sqrt)
+        add, mul, div = staticmethod(jnp.add), staticmethod(jnp.multiply), staticmethod(jnp.divide)
+
+        @staticmethod
+        def sub_const(x, c):
+            return x - c
+
+        @staticmethod
+        def div_const(x, c):
+            return x / c
+
+        @staticmethod
+        def sum_hw(x):
+            return x.sum(axis=(2, 3))
+
+        @staticmethod
+        def max_hw(x):
+            return x.max(axis=(2, 3))
+
+        @staticmethod
+        def concat(xs):
+            return jnp.concatenate(xs, axis=1)
+
+        @staticmethod
+        def flatten(x):
+            return x.reshape(x.shape[0], -1)
+
+        @staticmethod
+        def unsqueeze_hw(x):
+            return x[:, :, None, None]
+
+    return JaxOps
+
+
+def bench_train(a):
     os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={a.threads}")
     import jax
     import jax.numpy as jnp
 
-    key = jax.random.PRNGKey(0)
-    c, h = a.channels, a.head_channels
-    nglob = a.policy_len - a.height * a.width
+    cfg = Config.from_args(a)
+    JaxOps = jax_ops()
 
     def init():
-        params = {}
-        k = [key]
-
-        def rnd(shape, fan_in):
-            k[0], sub = jax.random.split(k[0])
-            return jax.random.normal(sub, shape) * jnp.sqrt(2.0 / fan_in)
-
-        def cb(nm, cin, cout, ks):
-            params[nm] = {"w": rnd((cout, cin, ks, ks), cin * ks * ks), "g": jnp.ones(cout), "b": jnp.zeros(cout)}
-
-        def lin(nm, cin, cout):
-            params[nm] = {"w": rnd((cin, cout), cin), "b": jnp.zeros(cout)}
-
-        cb("stem", a.planes, c, 3)
-        for i, pooled in enumerate(pooled_blocks(a)):
-            cb(f"b{i}a", c, c, 3)
-            cb(f"b{i}b", c, c, 3)
-            if pooled:
-                lin(f"b{i}p", 3 * c, c)
-        cb("pc", c, h, 1)
-        params["pcell"] = {"w": rnd((1, h, 1, 1), h), "b": jnp.zeros(1)}
-        lin("pglob", 3 * h, nglob)
-        cb("vc", c, h, 1)
-        lin("vh", 3 * h, a.value_hidden)
-        lin("vo", a.value_hidden, 3)
-        params["own"] = {"w": rnd((1, c, 1, 1), c), "b": jnp.zeros(1)}
-        return params
-
-    def conv(x, w):
-        ks = w.shape[-1]
-        return jax.lax.conv_general_dilated(x, w, (1, 1), [(ks // 2, ks // 2)] * 2)
-
-    def conv_bn(p, x, mask):
-        y = conv(x, p["w"])
-        mean = y.mean(axis=(0, 2, 3), keepdims=True)
-        var = y.var(axis=(0, 2, 3), keepdims=True)
-        y = (y - mean) / jnp.sqrt(var + 1e-5)
-        return (y * p["g"][None, :, None, None] + p["b"][None, :, None, None]) * mask
-
-    def pool(x, count, scale):
-        mean = x.sum(axis=(2, 3)) / count
-        return jnp.concatenate([mean, mean * scale, x.max(axis=(2, 3))], axis=1)
+        # The trainable parameters of the shared specification, burn's names and layouts.
+        weights = random_weights(cfg)
+        return {p.name: jnp.asarray(weights[p.name]) for p in parameters(cfg) if p.trainable}
 
     def forward(params, x, mask):
-        count = mask.sum(axis=(2, 3))
-        scale = (jnp.sqrt(count) - 14.0) / 10.0
-        y = jax.nn.relu(conv_bn(params["stem"], x, mask))
-        for i, pooled in enumerate(pooled_blocks(a)):
-            z = jax.nn.relu(conv_bn(params[f"b{i}a"], y, mask))
-            if pooled:
-                lp = params[f"b{i}p"]
-                z = (z + (pool(z, count, scale) @ lp["w"] + lp["b"])[:, :, None, None]) * mask
-            y = jax.nn.relu(conv_bn(params[f"b{i}b"], z, mask) + y)
-        p = jax.nn.relu(conv_bn(params["pc"], y, mask))
-        cells = (conv(p, params["pcell"]["w"]) + params["pcell"]["b"][None, :, None, None]).reshape(x.shape[0], -1)
-        glob = pool(p, count, scale) @ params["pglob"]["w"] + params["pglob"]["b"]
-        policy = jnp.concatenate([cells, glob], axis=1)
-        v = jax.nn.relu(conv_bn(params["vc"], y, mask))
-        hid = jax.nn.relu(pool(v, count, scale) @ params["vh"]["w"] + params["vh"]["b"])
-        value = hid @ params["vo"]["w"] + params["vo"]["b"]
-        own = jnp.tanh((conv(y, params["own"]["w"]) + params["own"]["b"][None, :, None, None]) * mask)[:, 0]
-        return policy, value, own
+        policy, value, own = net_forward(JaxOps(params), cfg, x, mask)
+        return policy, value, own[:, 0]
 
     def loss_fn(params, x, mask, legal, pol, val, own_t):
         policy, value, own = forward(params, x, mask)

@@ -5,32 +5,28 @@ Usage: export_onnx.py MODEL.npz OUT.onnx
 
 The .npz holds every parameter under `param/<module path>`, the metadata (`meta`: game,
 network sizes, input and policy layout) and one example input with the policy logits and
-win/draw/loss probabilities burn computed for it. The ONNX graph is built by the same code as
-scripts/bench_reference.py (inputs `input` (B, planes, H, W) and `mask` (B, 1, H, W); outputs
-`policy` logits, `value` logits, `ownership`), run in onnxruntime on the example, and the
-outputs are compared with burn's: the script exits non-zero if they differ by more than 1e-3.
+win/draw/loss probabilities burn computed for it. The ONNX graph is built by
+scripts/lifeline_net.py (the one definition of the architecture, also timed by
+scripts/bench_reference.py; opset 17, inputs `input` (B, planes, H, W) and `mask` (B, 1, H, W),
+outputs `policy` logits, `value` logits, `ownership`; parameters as initializers under
+PyTorch's names and layouts, as in the safetensors export), run in onnxruntime on the example,
+and the outputs are compared with burn's: the script exits non-zero if they differ by more
+than 1e-3.
 """
-import json
+import os
 import sys
-from types import SimpleNamespace
 
 import numpy as np
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
-from bench_reference import build_onnx  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lifeline_net import Config, build_onnx, npz_meta, npz_weights  # noqa: E402
 
 
 def main(src, dst):
     z = np.load(src)
-    meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-    net = meta["network"]
-    a = SimpleNamespace(
-        planes=meta["planes"], height=meta["height"], width=meta["width"], policy_len=meta["policy_len"],
-        blocks=net["blocks"], channels=net["channels"], head_channels=net["head_channels"],
-        value_hidden=net["value_hidden"], pool_every=net["pool_every"],
-    )
-    weights = {k[len("param/"):]: z[k] for k in z.files if k.startswith("param/")}
-    model = build_onnx(a, weights)
+    meta = npz_meta(z)
+    weights = npz_weights(z)
+    model = build_onnx(Config.from_meta(meta), weights)
     with open(dst, "wb") as f:
         f.write(model.SerializeToString())
     import onnxruntime as ort

@@ -159,13 +159,41 @@ fn safetensors_hold_exactly_the_parameters_in_pytorch_names_and_layouts() {
     if has_package {
         let npz = dir.join("model.npz");
         train::export::export(&model, &npz).unwrap();
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
-        let o = std::process::Command::new("python3")
-            .arg(&script)
+        let scripts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts");
+        let mut check = std::process::Command::new("python3");
+        check
+            .arg(scripts.join("check_export.py"))
             .arg(&npz)
-            .arg(&out)
-            .output()
-            .unwrap();
+            .arg(&out);
+        // With onnx and onnxruntime (CI sets LIFELINE_REQUIRE_ONNX=1), the ONNX export of the
+        // same weights too: its initializers must be the safetensors tensors.
+        let has_onnx = std::process::Command::new("python3")
+            .args(["-c", "import onnx, onnxruntime"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if has_onnx {
+            let onnx = dir.join("model.onnx");
+            let o = std::process::Command::new("python3")
+                .arg(scripts.join("export_onnx.py"))
+                .arg(&npz)
+                .arg(&onnx)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{}\n{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            check.arg(&onnx);
+        } else {
+            assert!(
+                std::env::var("LIFELINE_REQUIRE_ONNX").is_err(),
+                "onnx and onnxruntime are required but python3 cannot import them"
+            );
+            eprintln!("onnx/onnxruntime not available: checked the safetensors file without ONNX");
+        }
+        let o = check.output().unwrap();
         assert!(
             o.status.success(),
             "{}\n{}",
