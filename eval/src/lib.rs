@@ -17,6 +17,7 @@ pub mod config;
 pub mod elo;
 pub mod exact;
 pub mod gate;
+pub mod http;
 pub mod matches;
 pub mod players;
 pub mod protocol;

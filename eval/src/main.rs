@@ -105,6 +105,10 @@ enum Command {
         seed: u64,
         #[arg(long, default_value = "cpu")]
         device: String,
+        /// Serve a page to play and look at the analysis on this address (127.0.0.1:8080;
+        /// port 0 picks a free one) instead of the protocol on stdin.
+        #[arg(long)]
+        http: Option<String>,
     },
     /// SVG pictures of boards: every position of a game record (a .jsonl file of records,
     /// `--game` picks one), or one position (`{"game":…,"options":…,"position":{…}}`, the
@@ -313,7 +317,8 @@ fn main() -> Result<()> {
             config,
             seed,
             device,
-        } => serve(&model, config.as_deref(), seed, &device)?,
+            http,
+        } => serve(&model, config.as_deref(), seed, &device, http.as_deref())?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
     }
@@ -321,7 +326,13 @@ fn main() -> Result<()> {
 }
 
 /// `eval serve`: the game comes from the config, or from the checkpoint itself.
-fn serve(model: &str, config: Option<&Path>, seed: u64, device: &str) -> Result<()> {
+fn serve(
+    model: &str,
+    config: Option<&Path>,
+    seed: u64,
+    device: &str,
+    http: Option<&str>,
+) -> Result<()> {
     let dev = selfplay::model::parse_device(device)?;
     let (game, search) = match config {
         Some(path) => {
@@ -344,6 +355,15 @@ fn serve(model: &str, config: Option<&Path>, seed: u64, device: &str) -> Result<
         .with_context(|| format!("--model {model}"))?;
     let mut session =
         eval::protocol::Session::new(game, player, seed).map_err(anyhow::Error::msg)?;
+    if let Some(address) = http {
+        let listener = std::net::TcpListener::bind(address)
+            .with_context(|| format!("--http {address}: cannot listen there"))?;
+        // The address actually bound (port 0 picks one), for a browser or a test to read.
+        println!("serving the page on http://{}/", listener.local_addr()?);
+        std::io::Write::flush(&mut std::io::stdout())?;
+        eval::http::serve_http(session, listener)?;
+        return Ok(());
+    }
     let stdin = std::io::stdin();
     eval::protocol::serve(&mut session, stdin.lock(), std::io::stdout().lock())?;
     Ok(())

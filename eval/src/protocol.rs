@@ -17,11 +17,13 @@
 //! | `play [COLOUR] ACTION` | play an action (`e5`, `swap`, `komi`, `prisoner`) |
 //! | `undo` | take back the last action |
 //! | `genmove [COLOUR]` | search, play and return the most visited action |
-//! | `analyze` | one JSON line: the value for the player to move and, per searched action, visits, prior, value and principal variation |
+//! | `analyze` | one JSON line: the value for the player to move and, per searched action, visits, prior, value and principal variation; for a network also `ownership`, per cell, from Black's view (1: Black's at the end) |
 //! | `showboard` | the position's description (JSON), the player to move, the ply and the result |
 //! | `legal` | every legal action |
+//! | `svg [ownership]` | the position as one SVG ([`crate::render::position_svg`]); `ownership`: with the network's ownership as an overlay |
+//! | `swapmap` | the swap map of the game's openings by the player's own search, as SVG ([`crate::swapmap`]) |
 //! | `result` | `black`, `white`, `draw` with the reason, or `none` |
-//! | `visits N` | visits (playouts for `mcts:N`) per search |
+//! | `visits [N]` | visits (playouts for `mcts:N`) per search; without N, the current number |
 //! | `time_per_move SECONDS` | search each decision for that long instead (0: back to visits) |
 //! | `quit` | ends the session |
 
@@ -31,10 +33,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use selfplay::model::NetEvaluator;
 use selfplay::search::{Search, SearchConfig};
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
 /// The commands, in `list_commands` order.
-pub const COMMANDS: [&str; 19] = [
+pub const COMMANDS: [&str; 21] = [
     "name",
     "version",
     "protocol_version",
@@ -50,6 +53,8 @@ pub const COMMANDS: [&str; 19] = [
     "analyze",
     "showboard",
     "legal",
+    "svg",
+    "swapmap",
     "result",
     "visits",
     "time_per_move",
@@ -64,6 +69,8 @@ pub struct Session {
     game: GameConfig,
     /// The starting (or set-up) position first, the current one last.
     history: Vec<AnyGame>,
+    /// The action that made each position of `history` after the first, as written.
+    moves: Vec<String>,
     player: Contestant,
     visits: u32,
     /// Search each decision this long instead of for `visits` visits.
@@ -86,6 +93,7 @@ impl Session {
         let visits = player.search_config().map_or(1, |c| c.visits);
         let mut s = Session {
             history: Vec::new(),
+            moves: Vec::new(),
             game: game.clone(),
             player,
             visits,
@@ -111,8 +119,20 @@ impl Session {
         }
         let start = game.start().map_err(|e| e.to_string())?;
         self.game = game;
-        self.history = vec![start];
+        self.reset(start);
         Ok(())
+    }
+
+    /// Start again from `position`.
+    fn reset(&mut self, position: AnyGame) {
+        self.history = vec![position];
+        self.moves.clear();
+    }
+
+    /// `next`, reached from the current position by `action`, becomes the current position.
+    fn push(&mut self, next: AnyGame, action: String) {
+        self.history.push(next);
+        self.moves.push(action);
     }
 
     /// Answer one line (without its id).
@@ -150,11 +170,12 @@ impl Session {
             }
             "clear" | "clear_board" => {
                 self.history.truncate(1);
+                self.moves.clear();
                 Ok(String::new())
             }
             "setposition" => {
                 let g = self.game.setup(args).map_err(|e| e.to_string())?;
-                self.history = vec![g];
+                self.reset(g);
                 Ok(String::new())
             }
             "play" => self.play(args),
@@ -163,6 +184,7 @@ impl Session {
                     return Err("nothing to undo".into());
                 }
                 self.history.pop();
+                self.moves.pop();
                 Ok(String::new())
             }
             "genmove" => self.genmove(args),
@@ -177,7 +199,10 @@ impl Session {
                 let names: Vec<String> = legal.iter().map(|&a| g.action_to_string(a)).collect();
                 Ok(names.join(" "))
             }
+            "svg" => self.svg(args),
+            "swapmap" => self.swapmap(),
             "result" => Ok(result_text(self.current())),
+            "visits" if args.is_empty() => Ok(self.visits.to_string()),
             "visits" => match args.parse::<u32>() {
                 Ok(n) if (1..=1_000_000).contains(&n) => {
                     self.visits = n;
@@ -220,7 +245,8 @@ impl Session {
         let mut g = self.current().clone();
         let action = g.parse_action(action).map_err(|e| e.to_string())?;
         g.try_apply(action).map_err(|e| e.to_string())?;
-        self.history.push(g);
+        let text = g.action_to_string(action);
+        self.push(g, text);
         Ok(String::new())
     }
 
@@ -259,8 +285,9 @@ impl Session {
         };
         let mut next = g.clone();
         next.apply(action);
-        self.history.push(next);
-        Ok(g.action_to_string(action))
+        let text = g.action_to_string(action);
+        self.push(next, text.clone());
+        Ok(text)
     }
 
     fn analyze(&mut self) -> Result<String, String> {
@@ -288,13 +315,87 @@ impl Session {
                 })
             })
             .collect();
-        Ok(serde_json::json!({
+        let mut analysis = serde_json::json!({
             "to_move": g.to_move().to_string(),
             "value": result.value,
             "visits": result.root_visits,
             "moves": moves,
-        })
-        .to_string())
+        });
+        if let Some(ownership) = self.ownership(&g) {
+            let rounded = ownership
+                .into_iter()
+                .map(|(cell, v)| (cell, serde_json::json!((v * 1000.0).round() / 1000.0)))
+                .collect::<serde_json::Map<_, _>>();
+            analysis["ownership"] = serde_json::Value::Object(rounded);
+        }
+        Ok(analysis.to_string())
+    }
+
+    /// The network's ownership of each cell of `g`, from Black's view (1: Black's at the
+    /// end), by cell name; `None` for players without a network.
+    fn ownership(&self, g: &AnyGame) -> Option<HashMap<String, f64>> {
+        let Brain::Net { model, .. } = &self.player.brain else {
+            return None;
+        };
+        // The head gives the mover's view.
+        let sign = if g.to_move() == Player::Black {
+            1.0
+        } else {
+            -1.0
+        };
+        let grid = model.ownership(g);
+        let board = g.board();
+        Some(
+            board
+                .cells()
+                .iter()
+                .map(|&c| (board.cell_name(c), sign * grid[board.grid_index(c)] as f64))
+                .collect(),
+        )
+    }
+
+    /// `svg [ownership]`: the current position, the last move ringed and its captures crossed.
+    fn svg(&self, args: &str) -> Result<String, String> {
+        let g = self.current();
+        let mut marks = match (self.history.len(), self.moves.last()) {
+            (n, Some(last)) if n >= 2 => {
+                crate::render::marks_of_move(&self.history[n - 2], g, last, self.game.label())
+            }
+            _ => crate::render::Marks {
+                title: self.game.label(),
+                ..Default::default()
+            },
+        };
+        match args {
+            "" => {}
+            "ownership" => {
+                marks.overlay = self.ownership(g).ok_or_else(|| {
+                    format!("{} has no network: no ownership", self.player.info.name)
+                })?;
+                marks.title += ": ownership (red Black's, blue White's)";
+            }
+            _ => return Err(format!("svg takes nothing or `ownership` (got `{args}`)")),
+        }
+        // One line, so that a line-based client reads it whole.
+        Ok(crate::render::position_svg(g, &marks).replace('\n', ""))
+    }
+
+    /// `swapmap`: the value of each opening of the game for the player who made it, as SVG.
+    fn swapmap(&self) -> Result<String, String> {
+        if matches!(self.player.brain, Brain::Random) {
+            return Err("the random player has no values: serve mcts:N or a network".into());
+        }
+        let opts = crate::balance::StudyOptions {
+            games: 0,
+            sample_plies: 0,
+            games_in_flight: 1,
+            seed: self.seed,
+            progress: false,
+        };
+        let map = crate::swapmap::swap_map(&self.game, &self.player, 0, &opts)
+            .map_err(|e| e.to_string())?;
+        let board = self.history[0].board();
+        Ok(crate::swapmap::swap_map_svg(board, &map).replace('\n', ""))
     }
 
     /// The player's search of `g` with the session's visits.
@@ -529,6 +630,70 @@ mod tests {
         ok(&mut s, "time_per_move 0");
         let counted: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
         assert!(counted["visits"].as_u64().unwrap() <= 5, "{counted}");
+    }
+
+    #[test]
+    fn svg_draws_the_position_with_its_last_move_and_cells_to_click() {
+        let mut s = session("mcts:16");
+        assert_eq!(ok(&mut s, "visits"), "16");
+        ok(&mut s, "play c3");
+        let svg = ok(&mut s, "svg");
+        assert!(!svg.contains('\n'), "one line");
+        assert_eq!(svg.matches(r#"class="stone "#).count(), 1, "{svg}");
+        // Side 3: 19 cells, each a shape the page can click.
+        assert_eq!(svg.matches(r#"class="cell""#).count(), 19, "{svg}");
+        assert!(svg.contains(r#"data-cell="c3""#) && svg.contains(r#"class="last""#));
+        ok(&mut s, "undo");
+        let start = ok(&mut s, "svg");
+        assert!(!start.contains(r#"class="stone "#) && !start.contains(r#"class="last""#));
+        assert!(err(&mut s, "svg ownership").contains("no network"));
+        assert!(err(&mut s, "svg sideways").contains("svg takes"));
+        let map = ok(&mut s, "swapmap");
+        assert!(map.starts_with("<svg") && map.contains("Swap map"), "{map}");
+    }
+
+    #[test]
+    fn a_network_reports_ownership_of_every_cell_in_analyze_and_svg() {
+        let game: GameConfig =
+            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
+                .unwrap();
+        let net = selfplay::net::NetConfig {
+            blocks: 1,
+            channels: 8,
+            head_channels: 4,
+            value_hidden: 8,
+            pool_every: 1,
+        };
+        let device = selfplay::model::parse_device("cpu").unwrap();
+        let dir = std::env::temp_dir().join(format!("protocol-net-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        selfplay::model::Model::random(&game, &net, &device, 3)
+            .unwrap()
+            .save(&dir)
+            .unwrap();
+        let spec = format!("{}@8", dir.display());
+        let player = Contestant::load(&spec, &game, &SearchConfig::default(), 8, &device).unwrap();
+        let mut s = Session::new(game, player, 7).unwrap();
+        ok(&mut s, "play c3");
+        let analysis: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
+        let ownership = analysis["ownership"].as_object().expect("ownership");
+        assert_eq!(ownership.len(), 19, "{analysis}");
+        assert!(ownership
+            .values()
+            .all(|v| (-1.0..=1.0).contains(&v.as_f64().unwrap())));
+        // The head speaks for the player to move; the reply for Black.
+        let g = s.current().clone();
+        let grid = match &s.player.brain {
+            Brain::Net { model, .. } => model.ownership(&g),
+            _ => unreachable!(),
+        };
+        let c3 = g.board().parse_cell("c3").unwrap();
+        let mover = grid[g.board().grid_index(c3)] as f64;
+        // White is to move after c3: Black's view is the negated mover's view.
+        assert!((ownership["c3"].as_f64().unwrap() + mover).abs() < 1e-3);
+        let svg = ok(&mut s, "svg ownership");
+        assert!(svg.contains("ownership"), "{svg}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

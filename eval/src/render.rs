@@ -70,8 +70,9 @@ impl Geometry {
         )
     }
 
-    /// The cell at (`cx`, `cy`): a hexagon or a square, filled and stroked as given.
-    pub fn cell_shape(&self, cx: f64, cy: f64, fill: &str, stroke: &str) -> String {
+    /// The cell at (`cx`, `cy`): a hexagon or a square, filled as given, with the further
+    /// attributes `attrs` (stroke, class, data).
+    pub fn cell_shape(&self, cx: f64, cy: f64, fill: &str, attrs: &str) -> String {
         let unit = self.unit;
         if self.hex {
             let pts: Vec<String> = (0..6)
@@ -85,12 +86,12 @@ impl Geometry {
                 })
                 .collect();
             format!(
-                r#"<polygon points="{}" fill="{fill}" {stroke}/>"#,
+                r#"<polygon points="{}" fill="{fill}" {attrs}/>"#,
                 pts.join(" ")
             )
         } else {
             format!(
-                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" {stroke}/>"#,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" {attrs}/>"#,
                 cx - unit * 0.45,
                 cy - unit * 0.45,
                 unit * 0.9,
@@ -171,6 +172,8 @@ fn counters(game: &AnyGame) -> String {
 
 /// A position as SVG: every cell with its name, one `<circle class="stone …">` per stone, the
 /// last move ringed, captured stones crossed, the counters and the player to move written.
+/// Each cell's shape has `class="cell"` and `data-cell="NAME"`, and everything drawn over it
+/// lets clicks through, so that a page can play the cell clicked (`eval serve --http`).
 pub fn position_svg(game: &AnyGame, marks: &Marks) -> String {
     let board = game.board();
     let geo = Geometry::new(board, 60.0, 360.0);
@@ -197,10 +200,15 @@ pub fn position_svg(game: &AnyGame, marks: &Marks) -> String {
             .overlay
             .get(&name)
             .map_or("rgb(235,220,180)".to_string(), |&v| heat(v));
-        s.push_str(&geo.cell_shape(cx, cy, &fill, r#"stroke="gray" stroke-width="0.5""#));
+        s.push_str(&geo.cell_shape(
+            cx,
+            cy,
+            &fill,
+            &format!(r#"class="cell" data-cell="{name}" stroke="gray" stroke-width="0.5""#),
+        ));
         let _ = write!(
             s,
-            r#"<text x="{cx:.1}" y="{:.1}" font-size="7" fill="dimgray" text-anchor="middle">{name}</text>"#,
+            r#"<text x="{cx:.1}" y="{:.1}" font-size="7" fill="dimgray" text-anchor="middle" pointer-events="none">{name}</text>"#,
             cy + geo.unit * 0.42
         );
         let colour = if black.contains(&name) {
@@ -213,13 +221,13 @@ pub fn position_svg(game: &AnyGame, marks: &Marks) -> String {
         if let Some(col) = colour {
             let _ = write!(
                 s,
-                r#"<circle class="stone {col}" cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{col}" stroke="black" stroke-width="1"/>"#
+                r#"<circle class="stone {col}" cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{col}" stroke="black" stroke-width="1" pointer-events="none"/>"#
             );
         }
         if marks.last.as_deref() == Some(name.as_str()) {
             let _ = write!(
                 s,
-                r#"<circle class="last" cx="{cx:.1}" cy="{cy:.1}" r="{:.1}" fill="none" stroke="red" stroke-width="2"/>"#,
+                r#"<circle class="last" cx="{cx:.1}" cy="{cy:.1}" r="{:.1}" fill="none" stroke="red" stroke-width="2" pointer-events="none"/>"#,
                 r * 0.45
             );
         }
@@ -227,7 +235,7 @@ pub fn position_svg(game: &AnyGame, marks: &Marks) -> String {
             let d = r * 0.6;
             let _ = write!(
                 s,
-                r#"<path class="captured" d="M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}" stroke="red" stroke-width="2"/>"#,
+                r#"<path class="captured" d="M{:.1},{:.1}L{:.1},{:.1}M{:.1},{:.1}L{:.1},{:.1}" stroke="red" stroke-width="2" pointer-events="none"/>"#,
                 cx - d,
                 cy - d,
                 cx + d,
@@ -241,6 +249,28 @@ pub fn position_svg(game: &AnyGame, marks: &Marks) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The marks of `after`, reached from `before` by `action` (as written): the cell it placed
+/// on, ringed, and the stones it removed, crossed.
+pub fn marks_of_move(before: &AnyGame, after: &AnyGame, action: &str, title: String) -> Marks {
+    let (was, now) = (stones(before), stones(after));
+    let captured = was
+        .iter()
+        .flatten()
+        .filter(|c| !now.iter().flatten().any(|a| a == *c))
+        .cloned()
+        .collect();
+    let last = after
+        .board()
+        .parse_cell(action.trim())
+        .map(|_| action.trim().to_string());
+    Marks {
+        title,
+        last,
+        captured,
+        overlay: HashMap::new(),
+    }
 }
 
 /// Every position of a record, the start first: (ply, SVG). The record is replayed action by
@@ -259,29 +289,11 @@ pub fn record_svgs(record: &GameRecord) -> Result<Vec<(usize, String)>, String> 
         ),
     )];
     for (i, text) in record.actions.iter().enumerate() {
-        let before = stones(&game);
-        let action = game
-            .parse_action(text)
+        let before = game.clone();
+        game.parse_action(text)
             .and_then(|a| game.try_apply(a))
-            .map_err(|e| format!("action {} `{text}`: {e}", i + 1));
-        action?;
-        let after = stones(&game);
-        let captured = before
-            .iter()
-            .flatten()
-            .filter(|c| !after.iter().flatten().any(|a| a == *c))
-            .cloned()
-            .collect();
-        let last = game
-            .board()
-            .parse_cell(text.trim())
-            .map(|_| text.trim().to_string());
-        let marks = Marks {
-            title: format!("{title}: {}", text.trim()),
-            last,
-            captured,
-            overlay: HashMap::new(),
-        };
+            .map_err(|e| format!("action {} `{text}`: {e}", i + 1))?;
+        let marks = marks_of_move(&before, &game, text, format!("{title}: {}", text.trim()));
         out.push((i + 1, position_svg(&game, &marks)));
     }
     Ok(out)

@@ -137,7 +137,6 @@ fn value_after(
     } as f64)
 }
 
-/// The swap map of `game` by `player`.
 /// The swap map of `game` by `player`; with `check_games > 0`, each orbit's opening is also
 /// played that many times and Black's score recorded beside its value.
 pub fn swap_map(

@@ -16,8 +16,8 @@ use crate::net::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
 use crate::rundir::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
-use burn::tensor::Device;
-use engine::{Action, Game, GameConfig};
+use burn::tensor::{Device, Tensor, TensorData};
+use engine::{Action, AnyGame, Game, GameConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -276,17 +276,8 @@ impl Model {
             path: checkpoint.display().to_string(),
             msg: e.to_string(),
         })?;
-        let board = start.board();
-        let (h, w, planes) = (board.height(), board.width(), start.num_planes());
-        let mut inputs = vec![0f32; planes * h * w];
-        start.encode(
-            ndarray::ArrayViewMut3::from_shape((planes, h, w), &mut inputs[..])
-                .expect("encode buffer shape"),
-        );
-        let mut mask = vec![0f32; h * w];
-        for &c in board.cells() {
-            mask[board.grid_index(c)] = 1.0;
-        }
+        let (h, w) = (start.board().height(), start.board().width());
+        let (inputs, mask) = encode_one(&start);
         let model = self.for_inference();
         let (policy, value) = model.run(inputs, &mask, 1, h, w);
         if policy.iter().chain(&value).all(|x| x.is_finite()) {
@@ -296,6 +287,24 @@ impl Model {
                 checkpoint: checkpoint.display().to_string(),
             })
         }
+    }
+
+    /// The ownership head on `game`: per cell of its grid (row-major, `height * width`), in
+    /// [-1, 1], 1 where the player to move is predicted to own the cell at the end. burn's own
+    /// layers run it: the inference backends leave the head out, as search does not read it.
+    pub fn ownership(&self, game: &AnyGame) -> Vec<f32> {
+        let (inputs, mask) = encode_one(game);
+        let board = game.board();
+        let (h, w) = (board.height(), board.width());
+        let planes = inputs.len() / (h * w);
+        let x = Tensor::<4>::from_data(TensorData::new(inputs, [1, planes, h, w]), &self.device);
+        let m = Tensor::<4>::from_data(TensorData::new(mask, [1, 1, h, w]), &self.device);
+        self.net
+            .forward(x, m)
+            .ownership
+            .into_data()
+            .try_into_vec::<f32>()
+            .expect("f32 ownership")
     }
 
     /// A model of `net` (training or inference mode, as given), run by burn's layers.
@@ -368,6 +377,22 @@ impl Model {
             .for_each(softmax_in_place);
         (policy, value)
     }
+}
+
+/// One position's network input `(planes, height, width)` and its on-board mask.
+fn encode_one(game: &AnyGame) -> (Vec<f32>, Vec<f32>) {
+    let board = game.board();
+    let (h, w, planes) = (board.height(), board.width(), game.num_planes());
+    let mut inputs = vec![0f32; planes * h * w];
+    game.encode(
+        ndarray::ArrayViewMut3::from_shape((planes, h, w), &mut inputs[..])
+            .expect("encode buffer shape"),
+    );
+    let mut mask = vec![0f32; h * w];
+    for &c in board.cells() {
+        mask[board.grid_index(c)] = 1.0;
+    }
+    (inputs, mask)
 }
 
 /// Softmax of a few logits, in place (the win/draw/loss head).

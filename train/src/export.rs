@@ -10,9 +10,12 @@
 //!
 //! [`export_safetensors`] writes the same parameters as a `.safetensors` file under PyTorch's
 //! names and layouts (batch norm `weight`/`bias` for gamma/beta, linear weights transposed to
-//! (out, in)), with the metadata in the file's header, for PyTorch and other clients.
+//! (out, in)), with the metadata in the file's header, for PyTorch and other clients: burn-store's
+//! `SafetensorsStore` with its `BurnToPyTorchAdapter` writes it, and [`torch_parameters`], our
+//! own mapping, is what the tests hold it to.
 
 use burn::module::{Module, ModuleVisitor, Param};
+use burn::store::{BurnToPyTorchAdapter, ModuleSnapshot, SafetensorsStore};
 use burn::tensor::Tensor;
 use engine::Game;
 use ndarray::{Array1, ArrayD, IxDyn};
@@ -103,41 +106,22 @@ fn metadata(model: &Model, names: &[String]) -> Result<serde_json::Value, String
 /// `lifeline_zero`. Returns the number of tensors.
 pub fn export_safetensors(model: &Model, out: &Path) -> Result<usize, String> {
     let model = model.for_inference();
-    let params = torch_parameters(&model);
-    let names: Vec<String> = params.iter().map(|p| p.0.clone()).collect();
+    let names: Vec<String> = torch_parameters(&model).into_iter().map(|p| p.0).collect();
     let meta = metadata(&model, &names).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut header = serde_json::Map::new();
-    header.insert(
-        "__metadata__".into(),
-        serde_json::json!({ "lifeline_zero": meta.to_string() }),
-    );
-    let mut offset = 0usize;
-    for (name, shape, data) in &params {
-        let end = offset + 4 * data.len();
-        header.insert(
-            name.clone(),
-            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, end]}),
-        );
-        offset = end;
-    }
-    let mut head = serde_json::Value::Object(header).to_string().into_bytes();
-    // The format pads the header with spaces so that the data starts 8-byte aligned.
-    while !head.len().is_multiple_of(8) {
-        head.push(b' ');
-    }
-    selfplay::rundir::write_atomic_with(out, |file| {
-        use std::io::Write;
-        file.write_all(&(head.len() as u64).to_le_bytes())?;
-        file.write_all(&head)?;
-        for (_, _, data) in &params {
-            for x in data {
-                file.write_all(&x.to_le_bytes())?;
-            }
-        }
-        Ok(())
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(params.len())
+    // burn-store's adapter gives PyTorch's names and layouts; the bytes are written by us so
+    // that the file appears whole or not at all.
+    let mut store = SafetensorsStore::from_bytes(None)
+        .with_to_adapter(BurnToPyTorchAdapter)
+        .metadata("lifeline_zero", meta.to_string());
+    model
+        .net()
+        .save_into(&mut store)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    let bytes = store
+        .get_bytes()
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    selfplay::rundir::write_atomic(out, &bytes).map_err(|e| e.to_string())?;
+    Ok(names.len())
 }
 
 /// Write `model` (in inference mode) to `out` as described in the module documentation.
