@@ -207,11 +207,12 @@ pub struct ShardPaths {
     pub records: PathBuf,
 }
 
-/// Who wrote a shard: a loop iteration, or a process (a worker or `selfplay run`) by pid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Who wrote a shard: a loop iteration, or a process (a worker or `selfplay run`) by host and
+/// pid (the host is empty in names from before it was recorded).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ShardSource {
     Iteration(u32),
-    Process(u32),
+    Process { host: String, pid: u32 },
 }
 
 impl RunDir {
@@ -263,16 +264,34 @@ impl RunDir {
     }
 
     /// A stamp no other shard of the run has: the time in milliseconds (shards sort by it)
-    /// and, for a loop iteration, the iteration (which makes replaying it detectable), else
-    /// the pid.
+    /// and, for a loop iteration, the iteration (which makes replaying it detectable); else
+    /// the pid, a sequence number within the process and the host, `MILLIS-PID-SEQ-HOST`, so
+    /// that workers on many machines (in containers every one of them may be pid 1) never
+    /// pick the same name.
     pub fn new_stamp(iteration: Option<u32>) -> String {
+        static SEQUENCE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let millis = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
         match iteration {
             Some(it) => format!("{millis}-it{it:06}"),
-            None => format!("{millis}-{}", std::process::id()),
+            None => {
+                let seq = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // Host names are letters, digits, dots and dashes; anything else stays out of
+                // file names.
+                let host: String = host_name()
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                format!("{millis}-{}-{seq}-{host}", std::process::id())
+            }
         }
     }
 
@@ -509,7 +528,17 @@ impl RunDir {
         let (millis, source) = stamp.split_once('-')?;
         let source = match source.strip_prefix("it") {
             Some(it) => ShardSource::Iteration(it.parse().ok()?),
-            None => ShardSource::Process(source.parse().ok()?),
+            None => {
+                // PID-SEQ-HOST, or PID alone in names from before the host was recorded.
+                let mut parts = source.splitn(3, '-');
+                let pid = parts.next()?.parse().ok()?;
+                let host = match (parts.next(), parts.next()) {
+                    (Some(seq), Some(host)) if seq.parse::<u32>().is_ok() => host.to_string(),
+                    (None, None) => String::new(),
+                    _ => return None,
+                };
+                ShardSource::Process { host, pid }
+            }
         };
         Some((millis.parse().ok()?, source))
     }
@@ -788,6 +817,50 @@ mod tests {
         std::fs::write(dir.join(WEIGHTS_FILE), b"w").unwrap();
         std::fs::write(dir.join(META_FILE), b"{}").unwrap();
         dir
+    }
+
+    #[test]
+    fn worker_shard_names_carry_host_pid_and_sequence_and_older_names_still_parse() {
+        let run = scratch("stamps");
+        let (a, b) = (RunDir::new_stamp(None), RunDir::new_stamp(None));
+        assert_ne!(a, b, "two shards of one process in one millisecond differ");
+        let (_, source) = RunDir::shard_stamp(&run.shard(&a).shard).unwrap();
+        let ShardSource::Process { host, pid } = source else {
+            panic!("{a}: not a process stamp")
+        };
+        assert_eq!(pid, std::process::id());
+        assert!(
+            !host.is_empty() && host_name().starts_with(&host[..1]),
+            "{host}"
+        );
+        let dashed = Path::new("shard-1700000000000-1-7-selfplay-7d9f-x2.npz");
+        assert_eq!(
+            RunDir::shard_stamp(dashed),
+            Some((
+                1_700_000_000_000,
+                ShardSource::Process {
+                    host: "selfplay-7d9f-x2".into(),
+                    pid: 1
+                }
+            ))
+        );
+        let old = Path::new("shard-1700000000000-4242.npz");
+        assert_eq!(
+            RunDir::shard_stamp(old),
+            Some((
+                1_700_000_000_000,
+                ShardSource::Process {
+                    host: String::new(),
+                    pid: 4242
+                }
+            ))
+        );
+        let looped = Path::new("shard-1700000000000-it000012.npz");
+        assert_eq!(
+            RunDir::shard_stamp(looped).map(|s| s.1),
+            Some(ShardSource::Iteration(12))
+        );
+        assert_eq!(RunDir::shard_stamp(Path::new("shard-12-x-y.npz")), None);
     }
 
     #[test]

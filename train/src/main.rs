@@ -489,7 +489,7 @@ fn status(run: &RunDir, minutes: f64) -> Result<String> {
                 loop_shards.0 += shards;
                 loop_shards.1 += samples;
             }
-            ShardSource::Process(pid) => {
+            ShardSource::Process { host, pid } => {
                 let ago = now.saturating_sub(*last) as f64 / 1000.0;
                 let rate = if *recent > 0 {
                     let span = now.saturating_sub(*first).max(1) as f64 / 1000.0;
@@ -502,7 +502,8 @@ fn status(run: &RunDir, minutes: f64) -> Result<String> {
                 };
                 let _ = writeln!(
                     s,
-                    "worker pid {pid}: {shards} shards, {samples} samples, {rate}, last shard {ago:.0} s ago"
+                    "worker pid {pid}{}: {shards} shards, {samples} samples, {rate}, last shard {ago:.0} s ago",
+                    if host.is_empty() { String::new() } else { format!(" on {host}") }
                 );
             }
         }

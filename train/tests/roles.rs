@@ -106,8 +106,9 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     assert!(text.contains("best 000008"), "{text}");
     assert!(text.contains("role train: held by nobody"), "{text}");
     let me = format!(
-        "worker pid {}: {} shards",
+        "worker pid {} on {}: {} shards",
         std::process::id(),
+        selfplay::rundir::host_name(),
         batches.len()
     );
     assert!(text.contains(&me), "{text}");

@@ -1,0 +1,200 @@
+//! The cluster deployment files: the Kubernetes manifests validate against the API's schemas
+//! (scripts/check_k8s.py, with the official Python client; CI installs it and sets
+//! LIFELINE_REQUIRE_K8S=1), and the Slurm scripts run a tiny run through `submit.sh` with a
+//! stand-in `sbatch` that starts each job as a local process, as Slurm would on one node:
+//! checkpoints advance, both workers' shards arrive, and a worker killed as `scancel` would
+//! kill it leaves no half-written shard behind.
+
+use selfplay::rundir::{RunDir, ShardSource};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{temp, TINY};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn kubernetes_manifests_validate_against_the_api_schemas() {
+    let has_client = Command::new("python3")
+        .args(["-c", "import kubernetes, yaml"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_client {
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_K8S").is_err(),
+            "the kubernetes Python client is required but python3 cannot import it"
+        );
+        eprintln!("kubernetes/pyyaml not available: skipped");
+        return;
+    }
+    let manifests: Vec<PathBuf> = std::fs::read_dir(repo().join("deploy/k8s"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    assert!(manifests.len() >= 4, "{manifests:?}");
+    let check = |files: &[PathBuf]| {
+        Command::new("python3")
+            .arg(repo().join("scripts/check_k8s.py"))
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let o = check(&manifests);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A misspelt field is caught, not silently dropped as the client would.
+    let dir = temp("k8s");
+    let bad = dir.join("bad.yaml");
+    let text = std::fs::read_to_string(repo().join("deploy/k8s/rater.yaml")).unwrap();
+    std::fs::write(&bad, text.replace("mountPath", "mountpath")).unwrap();
+    let o = check(&[bad]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("mountpath"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stand-in for `sbatch`: each job (each array task) becomes a background process with the
+/// environment Slurm gives it; its pid is recorded in `$FAKE_SLURM/pids` as `SCRIPT TASK PID`.
+const FAKE_SBATCH: &str = r#"#!/bin/bash
+array=""; script=""; dir=$PWD
+for a in "$@"; do
+  case $a in
+    --array=*) array=${a#--array=} ;;
+    --chdir=*) dir=${a#--chdir=} ;;
+    --*) ;;
+    *) script=$a ;;
+  esac
+done
+lo=0; hi=0
+if [ -n "$array" ]; then lo=${array%-*}; hi=${array#*-}; fi
+for i in $(seq "$lo" "$hi"); do
+  (cd "$dir" && SLURM_ARRAY_TASK_ID=$i SLURM_CPUS_PER_TASK=1 exec bash "$script") \
+    > "$FAKE_SLURM/$(basename "$script").$i.log" 2>&1 &
+  echo "$(basename "$script") $i $!" >> "$FAKE_SLURM/pids"
+done
+echo $!
+"#;
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !done() {
+        assert!(t0.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn kill(pid: &str) {
+    let _ = Command::new("kill").arg(pid).status();
+}
+
+#[test]
+fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
+    // The jobs run the workspace's binaries, which `cargo test --workspace` builds next to
+    // this package's.
+    let bin = Path::new(env!("CARGO_BIN_EXE_train")).parent().unwrap();
+    if !["selfplay", "eval"].iter().all(|b| bin.join(b).is_file()) {
+        eprintln!("selfplay or eval not built in {bin:?} (run cargo test --workspace): skipped");
+        return;
+    }
+    let dir = temp("slurm");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    let fake = dir.join("fake-slurm");
+    std::fs::create_dir_all(&fake).unwrap();
+    let sbatch = fake.join("sbatch");
+    std::fs::write(&sbatch, FAKE_SBATCH).unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&sbatch)
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        fake.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .arg(repo().join("deploy/slurm/submit.sh"))
+        .arg(&config)
+        .arg(&run)
+        .arg("2")
+        .env("PATH", &path)
+        .env("FAKE_SLURM", &fake)
+        .env("LIFELINE_BIN", bin)
+        .env("DEVICE", "cpu")
+        .env("RATIO", "1")
+        .env("GAMES", "4")
+        .output()
+        .unwrap();
+    let pids = std::fs::read_to_string(fake.join("pids")).unwrap_or_default();
+    let jobs: Vec<(String, String)> = pids
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_string(), w.nth(1)?.to_string()))
+        })
+        .collect();
+    let stop_all = || jobs.iter().for_each(|(_, pid)| kill(pid));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("2 workers"));
+        assert_eq!(jobs.len(), 4, "trainer, two workers, rater: {pids}");
+        let rundir = RunDir::new(&run);
+        let workers = || -> BTreeSet<u32> {
+            rundir
+                .shards()
+                .iter()
+                .filter_map(|p| match RunDir::shard_stamp(p)?.1 {
+                    ShardSource::Process { pid, .. } => Some(pid),
+                    ShardSource::Iteration(_) => None,
+                })
+                .collect()
+        };
+        wait_for("shards of both workers", Duration::from_secs(120), || {
+            workers().len() == 2
+        });
+        wait_for("two checkpoints", Duration::from_secs(120), || {
+            rundir.checkpoints().len() >= 2
+        });
+        // scancel of one worker: the other goes on, and every shard on disk is whole.
+        let (_, first_worker) = jobs.iter().find(|j| j.0 == "selfplay.sbatch").unwrap();
+        kill(first_worker);
+        let before = rundir.shards().len();
+        wait_for(
+            "more shards after a worker is gone",
+            Duration::from_secs(60),
+            || rundir.shards().len() > before + 1,
+        );
+        for shard in rundir.shards() {
+            selfplay::shard::read_shard_meta(&shard)
+                .unwrap_or_else(|e| panic!("{}: {e}", shard.display()));
+        }
+        let best = rundir.best().unwrap().expect("a best checkpoint");
+        assert!(rundir
+            .checkpoints()
+            .iter()
+            .any(|c| c.1.file_name() == best.file_name()));
+    }));
+    stop_all();
+    if let Err(e) = result {
+        for log in std::fs::read_dir(&fake).unwrap().flatten() {
+            if log.path().extension().is_some_and(|e| e == "log") {
+                let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+                eprintln!("--- {}:\n{text}", log.path().display());
+            }
+        }
+        std::panic::resume_unwind(e);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
