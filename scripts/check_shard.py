@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Check that a self-play shard reads in numpy and is self-consistent.
 
-Usage: check_shard.py SHARD.npz   (prints a summary; exits non-zero on any problem)
+Usage: check_shard.py SHARD.npz [INPUTS.npy]   (prints a summary; exits non-zero on any problem)
+
+With INPUTS.npy, the unpacked input planes must equal it exactly (the Rust test writes the
+inputs it put into the shard there).
 """
 import json
 import sys
@@ -9,12 +12,30 @@ import sys
 import numpy as np
 
 
-def main(path):
+def inputs(z, n, c, h, w):
+    """The input planes as (N, planes, H, W) float32: format 2 stores the planes that hold only
+    0 and 1 as bits (`input_binary` marks them, `inputs_bits` holds them, numpy's packbits
+    order) and the others in `inputs_dense`; format 1 has `inputs` itself."""
+    if "inputs" in z.files:
+        return z["inputs"]
+    binary = z["input_binary"].astype(bool)
+    assert binary.shape == (c,), f"input_binary: shape {binary.shape}, expected ({c},)"
+    out = np.zeros((n, c, h, w), np.float32)
+    bits = np.unpackbits(z["inputs_bits"], axis=2, count=h * w)
+    out[:, binary] = bits.reshape(n, int(binary.sum()), h, w)
+    out[:, ~binary] = z["inputs_dense"]
+    return out
+
+
+def main(path, expected=None):
     z = np.load(path)
     meta = json.loads(bytes(z["meta"]).decode("utf-8"))
     n, c, h, w, p = meta["samples"], meta["planes"], meta["height"], meta["width"], meta["policy_len"]
+    x = inputs(z, n, c, h, w)
+    assert x.shape == (n, c, h, w) and x.dtype == np.float32, f"inputs: {x.shape} {x.dtype}"
+    if expected is not None:
+        assert np.array_equal(x, np.load(expected)), "unpacked inputs differ from the expected"
     expect = {
-        "inputs": ((n, c, h, w), np.float32),
         "legal": ((n, p), np.uint8),
         "policy": ((n, p), np.float32),
         "policy_weight": ((n,), np.float32),
@@ -36,4 +57,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

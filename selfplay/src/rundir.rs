@@ -30,7 +30,8 @@ pub const META_FILE: &str = "meta.json";
 
 /// The format of every metadata file this build writes (checkpoint meta, shard meta, loop
 /// state). Files without a version are version 1; a newer one is refused by [`check_format`].
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: shards store binary input planes as bits ([`crate::shard`]); version 1 files are read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The `format` of a metadata file written before versions were recorded.
 pub fn format_v1() -> u32 {

@@ -214,9 +214,13 @@ fn shards_round_trip_and_numpy_reads_them() {
         .status()
         .is_ok_and(|s| s.success());
     if has_numpy {
+        // The inputs as they went in, for numpy to compare its unpacking with.
+        let expected = dir.join("inputs.npy");
+        ndarray_npy::write_npy(&expected, &shard.inputs).unwrap();
         let out = std::process::Command::new("python3")
             .arg(&script)
             .arg(&path)
+            .arg(&expected)
             .output()
             .unwrap();
         assert!(
