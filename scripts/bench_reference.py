@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lifeline_net import BATCH_NORM_EPSILON, Config, build_onnx, parameters, random_weights  # noqa: E402
+from lifeline_net import (  # noqa: E402
+    BATCH_NORM_EPSILON, ArrayOps, Config, build_onnx, parameters, random_weights)
 from lifeline_net import forward as net_forward  # noqa: E402
 
 
@@ -80,7 +81,7 @@ def jax_ops():
     import jax
     import jax.numpy as jnp
 
-    class JaxOps:
+    class JaxOps(ArrayOps):
         def __init__(self, params):
             self.p = params
 
@@ -101,14 +102,6 @@ def jax_ops():
 
         relu, tanh, sqrt = staticmethod(jax.nn.relu), staticmethod(jnp.tanh), staticmethod(jnp.sqrt)
         add, mul, div = staticmethod(jnp.add), staticmethod(jnp.multiply), staticmethod(jnp.divide)
-
-        @staticmethod
-        def sub_const(x, c):
-            return x - c
-
-        @staticmethod
-        def div_const(x, c):
-            return x / c
 
         @staticmethod
         def sum_hw(x):

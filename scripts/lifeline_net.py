@@ -263,6 +263,19 @@ def forward(ops, cfg, x, mask):
 # ONNX
 
 
+class ArrayOps:
+    """The ops of `forward` that are plain operators on array types that have them (numpy,
+    JAX, torch): what the JAX and PyTorch ops classes share."""
+
+    @staticmethod
+    def sub_const(x, c):
+        return x - c
+
+    @staticmethod
+    def div_const(x, c):
+        return x / c
+
+
 class OnnxOps:
     """`forward`'s ops as ONNX nodes; parameters become initializers under PyTorch's names and
     layouts (from `weights`, burn's names and layouts)."""

@@ -34,7 +34,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lifeline_net  # noqa: E402
-from lifeline_net import BATCH_NORM_EPSILON, Config  # noqa: E402
+from lifeline_net import BATCH_NORM_EPSILON, ArrayOps, Config  # noqa: E402
 
 # The largest difference from burn's outputs that counts as reproducing them.
 TOLERANCE = 1e-4
@@ -50,7 +50,7 @@ def _module(layer):
     raise ValueError(f"{layer.name}: unknown layer kind {layer.kind}")
 
 
-class _Ops:
+class _Ops(ArrayOps):
     """`lifeline_net.forward`'s ops on torch tensors, with the layers of a `LifelineNet`."""
 
     def __init__(self, net):
@@ -63,14 +63,6 @@ class _Ops:
 
     relu, tanh, sqrt = staticmethod(torch.relu), staticmethod(torch.tanh), staticmethod(torch.sqrt)
     add, mul, div = staticmethod(torch.add), staticmethod(torch.mul), staticmethod(torch.div)
-
-    @staticmethod
-    def sub_const(x, c):
-        return x - c
-
-    @staticmethod
-    def div_const(x, c):
-        return x / c
 
     @staticmethod
     def sum_hw(x):

@@ -657,13 +657,7 @@ mod tests {
         let game: GameConfig =
             serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
                 .unwrap();
-        let net = selfplay::net::NetConfig {
-            blocks: 1,
-            channels: 8,
-            head_channels: 4,
-            value_hidden: 8,
-            pool_every: 1,
-        };
+        let net = selfplay::net::NetConfig::tiny();
         let device = selfplay::model::parse_device("cpu").unwrap();
         let dir = std::env::temp_dir().join(format!("protocol-net-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

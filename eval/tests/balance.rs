@@ -270,13 +270,7 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
     let game: engine::GameConfig =
         serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
             .unwrap();
-    let net = selfplay::net::NetConfig {
-        blocks: 1,
-        channels: 8,
-        head_channels: 4,
-        value_hidden: 8,
-        pool_every: 1,
-    };
+    let net = selfplay::net::NetConfig::tiny();
     let model = selfplay::model::Model::random(
         &game,
         &net,

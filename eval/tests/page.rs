@@ -49,13 +49,7 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
     let game: engine::GameConfig =
         serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
             .unwrap();
-    let net = selfplay::net::NetConfig {
-        blocks: 1,
-        channels: 8,
-        head_channels: 4,
-        value_hidden: 8,
-        pool_every: 1,
-    };
+    let net = selfplay::net::NetConfig::tiny();
     let device = selfplay::model::parse_device("cpu").unwrap();
     let model = dir.join("net");
     selfplay::model::Model::random(&game, &net, &device, 5)

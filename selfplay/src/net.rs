@@ -62,6 +62,18 @@ impl Default for NetConfig {
 }
 
 impl NetConfig {
+    /// One block of 8 channels: the smallest network that has every part (pooling, both
+    /// heads), for tests and smoke runs.
+    pub fn tiny() -> Self {
+        NetConfig {
+            blocks: 1,
+            channels: 8,
+            head_channels: 4,
+            value_hidden: 8,
+            pool_every: 1,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.blocks == 0 || self.blocks > 64 {
             return Err(format!(

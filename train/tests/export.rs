@@ -64,31 +64,10 @@ fn exported_weights_are_named_and_reproducible_in_onnx() {
     );
 
     // Another implementation reproduces burn's outputs from the file alone.
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/export_onnx.py");
-    let has_onnx = std::process::Command::new("python3")
-        .args(["-c", "import onnx, onnxruntime"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if has_onnx {
-        let o = std::process::Command::new("python3")
-            .arg(&script)
-            .arg(&out)
-            .arg(dir.join("model.onnx"))
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        assert!(dir.join("model.onnx").is_file());
-    } else {
-        assert!(
-            std::env::var("LIFELINE_REQUIRE_ONNX").is_err(),
-            "onnx and onnxruntime are required but python3 cannot import them"
-        );
-        eprintln!("onnx/onnxruntime not available: skipped the ONNX half of this test");
+    if python_has("onnx, onnxruntime", "LIFELINE_REQUIRE_ONNX") {
+        let onnx = dir.join("model.onnx");
+        run_script("export_onnx.py", &[&out, &onnx]);
+        assert!(onnx.is_file());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -158,60 +137,54 @@ fn safetensors_hold_exactly_the_parameters_in_pytorch_names_and_layouts() {
     }
     // The `safetensors` package reads it as the npz export's parameters (CI installs it and
     // sets LIFELINE_REQUIRE_SAFETENSORS=1).
-    let has_package = std::process::Command::new("python3")
-        .args(["-c", "import numpy, safetensors"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if has_package {
+    if python_has("numpy, safetensors", "LIFELINE_REQUIRE_SAFETENSORS") {
         let npz = dir.join("model.npz");
         train::export::export(&model, &npz).unwrap();
-        let scripts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts");
-        let mut check = std::process::Command::new("python3");
-        check
-            .arg(scripts.join("check_export.py"))
-            .arg(&npz)
-            .arg(&out);
-        // With onnx and onnxruntime (CI sets LIFELINE_REQUIRE_ONNX=1), the ONNX export of the
-        // same weights too: its initializers must be the safetensors tensors.
-        let has_onnx = std::process::Command::new("python3")
-            .args(["-c", "import onnx, onnxruntime"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if has_onnx {
+        // With onnx and onnxruntime, the ONNX export of the same weights too: its
+        // initializers must be the safetensors tensors.
+        if python_has("onnx, onnxruntime", "LIFELINE_REQUIRE_ONNX") {
             let onnx = dir.join("model.onnx");
-            let o = std::process::Command::new("python3")
-                .arg(scripts.join("export_onnx.py"))
-                .arg(&npz)
-                .arg(&onnx)
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "{}\n{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            check.arg(&onnx);
+            run_script("export_onnx.py", &[&npz, &onnx]);
+            run_script("check_export.py", &[&npz, &out, &onnx]);
         } else {
-            assert!(
-                std::env::var("LIFELINE_REQUIRE_ONNX").is_err(),
-                "onnx and onnxruntime are required but python3 cannot import them"
-            );
-            eprintln!("onnx/onnxruntime not available: checked the safetensors file without ONNX");
+            run_script("check_export.py", &[&npz, &out]);
         }
-        let o = check.output().unwrap();
-        assert!(
-            o.status.success(),
-            "{}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    } else {
-        assert!(
-            std::env::var("LIFELINE_REQUIRE_SAFETENSORS").is_err(),
-            "safetensors is required but python3 cannot import it"
-        );
-        eprintln!("safetensors not available: skipped the Python half of this test");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether python3 can import `modules`. Where it cannot, the variable `required_by` (which CI
+/// sets) must be unset: the Python half of a test may skip itself only where it is optional.
+fn python_has(modules: &str, required_by: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var(required_by).is_err(),
+            "{required_by} is set but python3 cannot import {modules}"
+        );
+        eprintln!("{modules} not available: skipped the Python half of this test");
+    }
+    ok
+}
+
+/// Run `scripts/NAME` with `args`; fails the test with the script's output unless it succeeds.
+fn run_script(name: &str, args: &[&std::path::Path]) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts")
+        .join(name);
+    let o = std::process::Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{name}: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
