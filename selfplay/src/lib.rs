@@ -18,5 +18,6 @@ pub mod roles;
 pub mod rundir;
 pub mod search;
 pub mod shard;
+pub mod tb;
 pub mod validate;
 pub mod worker;

@@ -2,14 +2,17 @@
 //! worker, which plays batches of games with the run's best network and writes a shard per
 //! batch, picking up each new best between batches. It talks to the trainer (`train
 //! trainer`) only through the run directory: shards one way, checkpoints and the best pointer
-//! the other. Workers take no lock: many may share a run, each shard named by its time and
-//! pid; a killed worker loses only the batch in flight.
+//! the other. Workers take no lock: many may share a run, each shard named by its time, pid,
+//! sequence and host; a killed worker loses only the batch in flight. Each worker writes its
+//! games per second and samples under its own TensorBoard tag, `worker/HOST-PID/…`, so a
+//! cluster's workers can be told apart in RUN/tb.
 
 use crate::config::RunConfig;
 use crate::generate::{default_threads, generate, RunOutput, RunSummary};
 use crate::model::{parse_device, Model, NetEvaluator};
-use crate::rundir::{stop_requested, RunDir};
+use crate::rundir::{host_name, stop_requested, RunDir};
 use crate::search::UniformEvaluator;
+use crate::tb::EventWriter;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -47,6 +50,14 @@ pub fn self_play_worker(
         n => n,
     };
     let device = parse_device(&opts.device)?;
+    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
+        format!(
+            "cannot write TensorBoard events in {}",
+            run.tensorboard().display()
+        )
+    })?;
+    let tag = format!("worker/{}-{}", host_name(), std::process::id());
+    let mut samples = 0u64;
     // The network in use and the checkpoint it came from.
     let mut current: Option<(PathBuf, Model)> = None;
     let mut done = Vec::new();
@@ -85,6 +96,13 @@ pub fn self_play_worker(
             )?,
         };
         tracing::info!("{name}: {} (seed {seed})", summary.line());
+        samples += summary.samples as u64;
+        let batch = done.len() as u64;
+        let rate = summary.games as f64 / summary.seconds.max(1e-9);
+        tb.scalar(&format!("{tag}/games_per_second"), rate as f32, batch)
+            .and_then(|()| tb.scalar(&format!("{tag}/samples"), samples as f32, batch))
+            .and_then(|()| tb.flush())
+            .with_context(|| format!("cannot write {}", tb.path().display()))?;
         done.push(summary);
     }
     Ok(done)

@@ -74,6 +74,18 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         "{samples} samples for 8 steps of 16 at ratio 1"
     );
     assert!(stderr.contains("waiting for self-play"), "{stderr}");
+    // The worker's own TensorBoard tag: one point per batch.
+    let tag = format!(
+        "worker/{}-{}/games_per_second",
+        selfplay::rundir::host_name(),
+        std::process::id()
+    );
+    let points = std::fs::read_dir(run.join("tb"))
+        .unwrap()
+        .flat_map(|e| train::tb::read_scalars(&e.unwrap().path()).unwrap())
+        .filter(|(t, v, _)| *t == tag && *v > 0.0)
+        .count();
+    assert_eq!(points, batches.len(), "{tag}");
     // Every log line names the role, the host and the pid (logs of many machines side by side).
     let trainer_pid = format!("pid={}", trainer.id());
     assert!(stderr.lines().any(|l| l.contains("INFO")), "{stderr}");
