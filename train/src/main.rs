@@ -543,18 +543,23 @@ fn trainer(
     let _log = selfplay::logging::init("trainer");
     let batch = train.batch_size as f64;
     let mut waiting = false;
+    // Samples of this game per shard. A shard never changes once it has its name, so each is
+    // read once, not on every poll (a cluster's run holds thousands).
+    let mut counted: std::collections::HashMap<PathBuf, usize> = Default::default();
     while !selfplay::rundir::stop_requested() {
         let step = run.checkpoints().last().map_or(0, |c| c.0);
         if until_step.is_some_and(|u| step >= u) {
             break;
         }
-        let generated: usize = run
-            .shards()
-            .iter()
-            .filter_map(|p| selfplay::shard::read_shard_meta(p).ok())
-            .filter(|m| m.game == cfg.game)
-            .map(|m| m.samples)
-            .sum();
+        for path in run.shards() {
+            if let std::collections::hash_map::Entry::Vacant(e) = counted.entry(path) {
+                // An unreadable shard is tried again at the next poll.
+                if let Ok(m) = selfplay::shard::read_shard_meta(e.key()) {
+                    e.insert(if m.game == cfg.game { m.samples } else { 0 });
+                }
+            }
+        }
+        let generated: usize = counted.values().sum();
         let allowed = (ratio * generated as f64 / batch) as u64;
         let round = until_step.map_or(train.steps, |u| train.steps.min(u - step));
         if allowed < step + round {
