@@ -359,6 +359,9 @@ impl FusedNet {
         height: usize,
         width: usize,
     ) -> (Vec<f32>, Vec<f32>) {
+        if batch == 0 {
+            return (Vec::new(), Vec::new());
+        }
         let area = height * width;
         let per_position = inputs.len() / batch;
         let policy_len = area + self.policy_global.outputs;

@@ -355,6 +355,8 @@ fn fused_cpu_network_matches_the_reference_layers() {
         let reference = model.for_inference().on_burn_layers();
         let ps = positions(cfg, 5);
         let (inputs, mask, h, w) = encode_batch(&ps);
+        let (empty_p, empty_v) = fused.run(Vec::new(), &mask, 0, h, w);
+        assert!(empty_p.is_empty() && empty_v.is_empty(), "an empty batch");
         let (p1, v1) = fused.run(inputs.clone(), &mask, ps.len(), h, w);
         let (p2, v2) = reference.run(inputs, &mask, ps.len(), h, w);
         assert_eq!(p1.len(), p2.len());
