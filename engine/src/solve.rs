@@ -412,21 +412,39 @@ impl Solver {
     /// opening handed it over; so the swap wins exactly where the opening, without the swap,
     /// would win for the player who made it: those are the openings to swap (the exact swap
     /// map of a pie rule).
+    ///
+    /// The solver's limits cover all the decisions together, as they cover one call: each
+    /// decision gets what the earlier ones left (without that, a side-4 strong pie, with its
+    /// many opening classes, ran for hours past its budget). Decisions past the budget are
+    /// unknown (value `None`).
     pub fn swap_decisions<G: Game>(
         &mut self,
         game: &G,
         analysis: &Analysis,
     ) -> Vec<Option<Solved>> {
-        analysis
+        let limits = self.limits;
+        let start = Instant::now();
+        let mut nodes = 0u64;
+        let decisions = analysis
             .turns
             .iter()
             .map(|t| {
                 let mut after = game.clone();
                 t.actions.iter().for_each(|&x| after.apply(x));
                 let can_swap = after.outcome().is_none() && after.is_legal(Action::Swap);
-                can_swap.then(|| self.solve_action(&after, Action::Swap))
+                can_swap.then(|| {
+                    self.limits = Limits {
+                        nodes: limits.nodes.map(|n| n.saturating_sub(nodes)),
+                        time: limits.time.map(|t| t.saturating_sub(start.elapsed())),
+                    };
+                    let decision = self.solve_action(&after, Action::Swap);
+                    nodes += decision.nodes;
+                    decision
+                })
             })
-            .collect()
+            .collect();
+        self.limits = limits;
+        decisions
     }
 
     /// The value of every complete turn the player to move can play from `game`, and the value

@@ -292,6 +292,35 @@ fn hand_built_square_and_leblin_endgames() {
 }
 
 #[test]
+fn swap_decisions_share_one_budget() {
+    // Side 4, strong pie: many opening classes, none solvable in a few thousand positions.
+    let g = Lifeline::new(LifelineOptions::new(4, Balance::Strong)).unwrap();
+    let mut solver = Solver::new(1 << 12).with_turn_limits(Limits {
+        nodes: Some(1),
+        time: None,
+    });
+    let analysis = solver.analyse(&g);
+    let classes = analysis.turns.len() as u64;
+    assert!(classes > 20, "{classes} classes");
+    let budget = 50_000;
+    solver.set_limits(Limits {
+        nodes: Some(budget),
+        time: None,
+    });
+    let decisions = solver.swap_decisions(&g, &analysis);
+    let spent: u64 = decisions.iter().flatten().map(|d| d.nodes).sum();
+    // Each decision may overrun by one look at the clock (every 4096 positions).
+    assert!(
+        spent <= budget + classes * 4096,
+        "{spent} positions for a budget of {budget} over {classes} decisions"
+    );
+    assert!(decisions.iter().flatten().any(|d| d.value.is_none()));
+    // The solver keeps its own limits for the calls that follow.
+    let later = solver.solve(&g);
+    assert!(later.nodes >= budget, "{} positions", later.nodes);
+}
+
+#[test]
 fn a_budget_answers_unknown() {
     let g = Lifeline::new(LifelineOptions::new(5, Balance::Strong)).unwrap();
     let mut solver = Solver::new(1 << 12).with_limits(Limits {
