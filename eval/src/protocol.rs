@@ -357,11 +357,13 @@ impl Session {
     /// `svg [ownership]`: the current position, the last move ringed and its captures crossed.
     fn svg(&self, args: &str) -> Result<String, String> {
         let g = self.current();
-        let mut marks = match (self.history.len(), self.moves.last()) {
-            (n, Some(last)) if n >= 2 => {
-                crate::render::marks_of_move(&self.history[n - 2], g, last, self.game.label())
+        // `moves` is one shorter than `history`: a last move has the position before it.
+        let mut marks = match self.moves.last() {
+            Some(last) => {
+                let before = &self.history[self.history.len() - 2];
+                crate::render::marks_of_move(before, g, last, self.game.label())
             }
-            _ => crate::render::Marks {
+            None => crate::render::Marks {
                 title: self.game.label(),
                 ..Default::default()
             },

@@ -60,6 +60,22 @@ pub fn run_reference(
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// `median M of N rounds (r1 r2 …)`: the summary of ratios taken in alternating rounds,
+/// sorted in place.
+pub fn median_of_rounds(ratios: &mut [f64]) -> String {
+    ratios.sort_by(f64::total_cmp);
+    let list = ratios
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!(
+        "median {:.2} of {} rounds ({list})",
+        ratios[ratios.len() / 2],
+        ratios.len()
+    )
+}
+
 /// The rate on a line `"<label> batch N: R unit"` of the script's output, for batch `batch`.
 pub fn rate_at(text: &str, label: &str, batch: usize) -> Option<f64> {
     text.lines().find_map(|line| {
@@ -75,6 +91,15 @@ pub fn rate_at(text: &str, label: &str, batch: usize) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_median_of_rounds_is_the_middle_ratio_with_every_round_listed() {
+        let mut r = [1.3, 0.9, 1.1];
+        assert_eq!(
+            super::median_of_rounds(&mut r),
+            "median 1.10 of 3 rounds (0.90 1.10 1.30)"
+        );
+    }
+
     #[test]
     fn rates_are_read_from_the_scripts_lines() {
         let text = "onnxruntime batch    1:      1613 positions/s\nonnxruntime batch   16:      5143 positions/s\njax train batch  256:     270.5 samples/s\n";

@@ -30,9 +30,10 @@ use rayon::prelude::*;
 use std::cell::RefCell;
 
 /// Positions per group: 4 x 61 cells x 288 gathered values x 4 bytes = 281 KB of gathered
-/// neighbours for the quick network, which fits a core's L2 cache with the weights. Measured
-/// with `selfplay bench-net` on the quick network (2 cores, 1 MB L2 each): 8 is as fast, 2
-/// loses ~15% at batch 16 to per-call overhead, 16 leaves one thread idle at batch 16.
+/// neighbours for the quick network, which fits a core's L2 cache with the weights. With
+/// `selfplay bench-net` on the quick network (2 cores, 1 MB L2 each; one sweep, on a machine
+/// not quite quiet): 8 was as fast as 4, 2 lost ~15% at batch 16 to per-call overhead, and 16
+/// leaves one thread idle at batch 16.
 const GROUP: usize = 4;
 
 /// Marks a neighbour off the board or the grid in [`Cells::neighbours`].
@@ -448,15 +449,21 @@ impl FusedNet {
         self.value_head(s, positions, value);
     }
 
+    /// A head's convolution of the trunk's output in `s.x` into `s.head`, and its features
+    /// pooled over the board into `s.pooled`.
+    fn head_features(conv: &FoldedConv, s: &mut Scratch, positions: usize) {
+        let rows = positions * s.cells.count();
+        s.head.resize(rows * conv.outputs, 0.0);
+        conv.forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
+        s.pooled.resize(positions * 3 * conv.outputs, 0.0);
+        s.cells.pool(&s.head, conv.outputs, &mut s.pooled);
+    }
+
     /// Policy logits from the trunk's output in `s.x`.
     fn policy_head(&self, s: &mut Scratch, positions: usize, area: usize, policy: &mut [f32]) {
         let cells = s.cells.count();
         let hc = self.policy_conv.outputs;
-        s.head.resize(positions * cells * hc, 0.0);
-        self.policy_conv
-            .forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
-        s.pooled.resize(positions * 3 * hc, 0.0);
-        s.cells.pool(&s.head, hc, &mut s.pooled);
+        Self::head_features(&self.policy_conv, s, positions);
         let policy_len = policy.len() / positions;
         for ((out, features), pooled) in policy
             .chunks_exact_mut(policy_len)
@@ -477,13 +484,8 @@ impl FusedNet {
 
     /// Win/draw/loss logits from the trunk's output in `s.x`.
     fn value_head(&self, s: &mut Scratch, positions: usize, value: &mut [f32]) {
-        let cells = s.cells.count();
         let vc = self.value_conv.outputs;
-        s.head.resize(positions * cells * vc, 0.0);
-        self.value_conv
-            .forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
-        s.pooled.resize(positions * 3 * vc, 0.0);
-        s.cells.pool(&s.head, vc, &mut s.pooled);
+        Self::head_features(&self.value_conv, s, positions);
         s.hidden.resize(self.value_hidden.outputs, 0.0);
         for (out, pooled) in value
             .chunks_exact_mut(self.value_len())

@@ -316,15 +316,9 @@ fn bench_net(
         println!("{line}");
     }
     for (batch, mut r) in batches.iter().zip(ratios) {
-        r.sort_by(f64::total_cmp);
-        let list = r
-            .iter()
-            .map(|x| format!("{x:.2}"))
-            .collect::<Vec<_>>()
-            .join(" ");
         println!(
-            "burn / onnxruntime at batch {batch:>4}: median {:.2} of {rounds} rounds ({list})",
-            r[r.len() / 2]
+            "burn / onnxruntime at batch {batch:>4}: {}",
+            selfplay::bench::median_of_rounds(&mut r)
         );
     }
     Ok(())

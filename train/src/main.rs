@@ -677,18 +677,12 @@ fn bench(
         }
         ratios.push(burn / jax);
     }
-    ratios.sort_by(f64::total_cmp);
     if rounds == 1 {
         println!("burn / jax: {:.2}", ratios[0]);
     } else {
-        let list = ratios
-            .iter()
-            .map(|r| format!("{r:.2}"))
-            .collect::<Vec<_>>()
-            .join(" ");
         println!(
-            "burn / jax: median {:.2} of {rounds} rounds ({list})",
-            ratios[rounds / 2]
+            "burn / jax: {}",
+            selfplay::bench::median_of_rounds(&mut ratios)
         );
     }
     Ok(())
