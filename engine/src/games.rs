@@ -144,6 +144,25 @@ impl GameConfig {
         Ok(g)
     }
 
+    /// The same game on a board of `size` (Lifeline, Square Lifeline, Leblin; Vigilance boards
+    /// are chosen by name, not by size).
+    pub fn with_size(&self, size: usize) -> Result<GameConfig, String> {
+        let mut g = self.clone();
+        match &mut g {
+            GameConfig::Lifeline(o) => o.size = size,
+            GameConfig::SquareLifeline(o) => o.size = size,
+            GameConfig::Leblin(o) => o.size = size,
+            GameConfig::Vigilance(_) => {
+                return Err(format!(
+                    "{} has no board size to vary (its board is chosen by name)",
+                    self.label()
+                ))
+            }
+        }
+        g.start().map_err(|e| format!("size {size}: {e}"))?;
+        Ok(g)
+    }
+
     /// The board size (Vigilance: the number of cells of its board).
     pub fn size(&self) -> usize {
         match self {

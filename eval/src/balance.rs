@@ -386,7 +386,7 @@ pub fn pie_table(
     base: &engine::lifeline::LifelineOptions,
     sides: &[usize],
     komis: &[u32],
-    player: &Contestant,
+    players: &[&Contestant],
     opts: &StudyOptions,
 ) -> Result<Vec<PieRow>, EvalError> {
     use engine::lifeline::{Balance, LifelineOptions};
@@ -400,9 +400,24 @@ pub fn pie_table(
     };
     let mut rows = Vec::new();
     for &side in sides {
-        let strong = first_player(&game(side, Balance::Strong), player, opts)?;
-        let weak = first_player(&game(side, Balance::Weak), player, opts)?;
-        let komi = komi_study(&game(side, Balance::Komi), player, komis, opts)?;
+        let strong = game(side, Balance::Strong);
+        let weak = game(side, Balance::Weak);
+        let komi_game = game(side, Balance::Komi);
+        let at_komis: Vec<GameConfig> = komis
+            .iter()
+            .map(|&k| with_komi(&komi_game, k))
+            .collect::<Result<_, _>>()?;
+        let strong = first_player(
+            &strong,
+            player_for(players, std::slice::from_ref(&strong))?,
+            opts,
+        )?;
+        let weak = first_player(
+            &weak,
+            player_for(players, std::slice::from_ref(&weak))?,
+            opts,
+        )?;
+        let komi = komi_study(&komi_game, player_for(players, &at_komis)?, komis, opts)?;
         let komi_at_fair = komi.fair_komi.and_then(|fair| {
             komi.points
                 .iter()
@@ -422,6 +437,38 @@ pub fn pie_table(
         });
     }
     Ok(rows)
+}
+
+/// The first of `players` that plays every game of `games`: a network only plays the size,
+/// komi and balancing method it was trained for, so a table of trained players takes one
+/// network per method (or per size); `mcts:N` and random play anything.
+fn player_for<'a>(
+    players: &[&'a Contestant],
+    games: &[GameConfig],
+) -> Result<&'a Contestant, EvalError> {
+    let mut why = Vec::new();
+    for &p in players {
+        let refused = match &p.brain {
+            crate::players::Brain::Net { model, .. } => {
+                games.iter().find_map(|g| model.meta.plays(g).err())
+            }
+            _ => None,
+        };
+        match refused {
+            None => return Ok(p),
+            Some(w) => why.push(format!("{}: {w}", p.info.name)),
+        }
+    }
+    let label = games.first().map(|g| g.label()).unwrap_or_default();
+    Err(EvalError::Config(format!(
+        "no player given plays {label}{} ({})",
+        if games.len() > 1 {
+            " at every komi asked"
+        } else {
+            ""
+        },
+        why.join("; ")
+    )))
 }
 
 #[cfg(test)]

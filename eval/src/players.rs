@@ -173,6 +173,19 @@ impl Contestant {
         default_visits: u32,
         device: &Device,
     ) -> Result<Contestant, EvalError> {
+        Contestant::load_for(spec_text, Some(game), base, default_visits, device)
+    }
+
+    /// [`Contestant::load`], with a checkpoint checked against `game` when one is given and
+    /// against its own game otherwise (a study over several sizes or balancing methods checks
+    /// each game as it plays it).
+    pub fn load_for(
+        spec_text: &str,
+        game: Option<&GameConfig>,
+        base: &SearchConfig,
+        default_visits: u32,
+        device: &Device,
+    ) -> Result<Contestant, EvalError> {
         let mut c = match PlayerSpec::parse(spec_text)? {
             PlayerSpec::Random => Contestant::random(),
             PlayerSpec::Mcts { playouts } => Contestant::mcts(playouts, base),
@@ -182,6 +195,8 @@ impl Contestant {
                     other => other,
                 })?;
                 let model = Model::load(&dir, device)?;
+                let own = model.meta.game.clone();
+                let game = game.unwrap_or(&own);
                 model.check_plays(game, &dir)?;
                 model.check_finite(game, &dir)?;
                 let name = dir

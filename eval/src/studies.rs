@@ -130,7 +130,14 @@ struct Loaded {
     opts: StudyOptions,
 }
 
+/// The config and players of a study, checkpoints checked against the config's game.
 fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
+    load_players(args, false)
+}
+
+/// [`load`]; with `any_game`, checkpoints are checked against their own game rather than the
+/// config's (the pie table plays several sizes and methods, each game checked as it is played).
+fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
     let run = RunConfig::load(&args.config).map_err(EvalError::Config)?;
     let eval = crate::EvalConfig::from_table(&run.table)
         .map_err(|e| EvalError::Config(format!("{}: {e}", args.config.display())))?;
@@ -138,7 +145,10 @@ fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
     let players = args
         .players
         .iter()
-        .map(|p| Contestant::load(p, &run.game, &run.search, run.search.visits, &device))
+        .map(|p| {
+            let game = (!any_game).then_some(&run.game);
+            Contestant::load_for(p, game, &run.search, run.search.visits, &device)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let opts = StudyOptions {
         games: args.games,
@@ -227,7 +237,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                     "--exact-seconds must be a positive number of seconds (got {exact_seconds})"
                 )));
             }
-            let l = load(args)?;
+            let l = load_players(args, true)?;
             let GameConfig::Lifeline(base) = &l.run.game else {
                 return Err(EvalError::Config(format!(
                     "the pie table is Lifeline's; {} is {}",
@@ -235,11 +245,28 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                     l.run.game.label()
                 )));
             };
+            // A searcher (mcts:N) fills a table of its own; trained networks fill one table
+            // together, each cell played by the first network trained for it (one network per
+            // balancing method, or per size).
+            let (nets, searchers): (Vec<&Contestant>, Vec<&Contestant>) = l
+                .players
+                .iter()
+                .partition(|p| matches!(p.brain, crate::players::Brain::Net { .. }));
             let mut tables = Vec::new();
-            for p in &l.players {
+            for p in searchers {
                 tables.push((
                     p.info.name.clone(),
-                    balance::pie_table(base, sides, &komis, p, &l.opts)?,
+                    balance::pie_table(base, sides, &komis, &[p], &l.opts)?,
+                ));
+            }
+            if !nets.is_empty() {
+                let name = nets
+                    .iter()
+                    .map(|p| p.info.name.as_str())
+                    .collect::<Vec<_>>();
+                tables.push((
+                    name.join(" + "),
+                    balance::pie_table(base, sides, &komis, &nets, &l.opts)?,
                 ));
             }
             let exact = solve_exact(base, exact_sides, &komis, *exact_seconds)?;

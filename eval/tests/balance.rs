@@ -189,6 +189,86 @@ fn pie_table_study() {
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
 
+/// Trained networks play the pie table together, each cell by the network trained for its
+/// method and size; a cell no network plays is refused with the game named.
+#[test]
+fn pie_table_of_one_network_per_method() {
+    let (out, cfg) = setup("pie-nets", CONFIG);
+    let device = selfplay::model::parse_device("cpu").unwrap();
+    let dir = out.parent().unwrap().to_path_buf();
+    let mut paths = Vec::new();
+    for (balance, komi) in [("strong", ""), ("weak", ""), ("komi", r#","komi":1"#)] {
+        let game: engine::GameConfig = serde_json::from_str(&format!(
+            r#"{{"game":"lifeline","options":{{"size":3,"balance":"{balance}"{komi}}}}}"#
+        ))
+        .unwrap();
+        let mut m =
+            selfplay::model::Model::random(&game, &selfplay::net::NetConfig::tiny(), &device, 1)
+                .unwrap();
+        m.meta.sizes = Some(vec![3, 4]);
+        if balance == "komi" {
+            m.meta.komi_range = Some([0, 1]);
+        }
+        let path = dir.join(balance);
+        m.save(&path).unwrap();
+        paths.push(format!("{}@2", path.display()));
+    }
+    let args = |players: &[String]| {
+        let mut a: Vec<String> = [
+            "pie-table",
+            "--config",
+            s(&cfg),
+            "--games",
+            "2",
+            "--sample-plies",
+            "2",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        for p in players {
+            a.extend(["--player".to_string(), p.clone()]);
+        }
+        a.extend(["--sides", "3,4", "--komi", "0,1", "--out", s(&out)].map(String::from));
+        a
+    };
+    let run = |players: &[String]| {
+        Command::new(env!("CARGO_BIN_EXE_eval"))
+            .arg("balance")
+            .args(args(players))
+            .output()
+            .unwrap()
+    };
+    let done = run(&paths);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let json = check_outputs(&out, "pie-table");
+    let table = &json["tables"][0];
+    assert!(table["player"].as_str().unwrap().contains(" + "), "{table}");
+    let rows = table["rows"].as_array().unwrap();
+    for (row, side) in rows.iter().zip([3, 4]) {
+        for (col, player) in [("strong", "strong@2"), ("weak", "weak@2")] {
+            assert_eq!(row[col]["player"], player, "{row}");
+            assert!(row[col]["game"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("-{side}-")));
+        }
+    }
+    // Without the weak-pie network, the weak column has no player.
+    let missing = run(&[paths[0].clone(), paths[2].clone()]);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        err.contains("no player given plays lifeline-3-weak"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_komi_study_of_a_game_without_komi_is_refused() {
     let (out, cfg) = setup("nokomi", CONFIG);
@@ -298,6 +378,48 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
     );
     let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
     assert!(sampled.distinct_games > 3, "{sampled:?}");
+}
+
+#[test]
+fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
+    let parse = |s: &str| -> engine::GameConfig { serde_json::from_str(s).unwrap() };
+    let weak3 = parse(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#);
+    let device = selfplay::model::parse_device("cpu").unwrap();
+    let mut model =
+        selfplay::model::Model::random(&weak3, &selfplay::net::NetConfig::tiny(), &device, 1)
+            .unwrap();
+    model.meta.sizes = Some(vec![3, 4]);
+    let player = eval::Contestant::network(
+        &model,
+        "000000",
+        4,
+        &selfplay::search::SearchConfig::default(),
+    );
+    let opts = eval::balance::StudyOptions {
+        games: 2,
+        sample_plies: 2,
+        games_in_flight: 2,
+        seed: 1,
+        progress: false,
+    };
+    // A size of its list plays; another size, or another balancing method, is refused by name.
+    let weak4 = parse(r#"{"game":"lifeline","options":{"size":4,"balance":"weak"}}"#);
+    assert!(eval::balance::first_player(&weak4, &player, &opts).is_ok());
+    for (game, why) in [
+        (
+            r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#,
+            "sizes 3, 4",
+        ),
+        (
+            r#"{"game":"lifeline","options":{"size":3,"balance":"strong"}}"#,
+            "strong",
+        ),
+    ] {
+        let e = eval::balance::first_player(&parse(game), &player, &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("000000@4 cannot play") && e.contains(why), "{e}");
+    }
 }
 
 /// The swap map on a square board and on a perforated one: every opening valued, symmetric

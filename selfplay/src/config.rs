@@ -34,6 +34,20 @@ const KNOWN: [&str; 8] = [
 ];
 
 impl RunConfig {
+    /// The game at each board size self-play plays and training trains (`selfplay.sizes`, or
+    /// the config's size alone).
+    pub fn games(&self) -> Vec<GameConfig> {
+        self.selfplay
+            .sizes_of(&self.game)
+            .into_iter()
+            .map(|s| {
+                self.game
+                    .with_size(s)
+                    .expect("sizes are checked when the config is read")
+            })
+            .collect()
+    }
+
     pub fn load(path: &Path) -> Result<RunConfig, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -65,7 +79,7 @@ impl RunConfig {
             .try_into()
             .map_err(|e| format!("[selfplay]: {e}"))?;
         selfplay.validate()?;
-        selfplay.check_komi_range(&game)?;
+        selfplay.check_ranges(&game)?;
         let network: NetConfig = section("network")
             .try_into()
             .map_err(|e| format!("[network]: {e}"))?;

@@ -1,5 +1,5 @@
 //! A self-play run: play games with an evaluator on one or more threads, show progress, and
-//! write one sample shard and one record file into the run directory.
+//! write a sample shard and a record file per board size into the run directory.
 //!
 //! This is what `selfplay run` and the training loop call. Each thread plays its share of the
 //! games with its own evaluator (a network evaluator per thread: flex on 2 threads gains little
@@ -36,8 +36,9 @@ pub struct RunSummary {
     pub resign_checks: usize,
     pub false_resignations: usize,
     pub seconds: f64,
-    pub shard: Option<PathBuf>,
-    pub records: Option<PathBuf>,
+    /// The shards written (one per board size) and their record files, in the same order.
+    pub shards: Vec<PathBuf>,
+    pub records: Vec<PathBuf>,
 }
 
 impl RunSummary {
@@ -112,6 +113,8 @@ pub enum GenerateError {
     RunDir(#[from] RunDirError),
     #[error("config: {0}")]
     Game(#[from] engine::GameError),
+    #[error("config: {0}")]
+    Config(String),
 }
 
 /// Play `games` games on `threads` threads (each with the evaluator `make(thread)` builds) and
@@ -131,34 +134,49 @@ where
     F: Fn(usize) -> E + Sync,
 {
     // Fail before playing, not after, when the results cannot be written.
-    let meta = ShardMeta::new(&cfg.game, out.model, seed)?;
+    for size in cfg.selfplay.sizes_of(&cfg.game) {
+        ShardMeta::new(&cfg.game.with_size(size).map_err(sized)?, out.model, seed)?;
+    }
     check_writable(&out.run.selfplay())?;
     let t0 = Instant::now();
-    let (mut summary, samples, records) =
+    let (mut summary, by_size) =
         play(cfg, make, games, threads, seed, out).map_err(|source| GenerateError::Search {
             model: out.model.to_string(),
             source,
         })?;
     summary.seconds = t0.elapsed().as_secs_f64();
-    if records.is_empty() {
-        return Ok(summary);
+    // One shard per board size (a shard holds one board); with several sizes the stamp
+    // carries the size, so the shards of one call cannot share a name.
+    let stamp = RunDir::new_stamp(out.iteration);
+    for (size, (samples, records)) in by_size {
+        let game = cfg.game.with_size(size).map_err(sized)?;
+        let meta = ShardMeta {
+            samples: samples.len(),
+            games: records.len(),
+            ..ShardMeta::new(&game, out.model, seed)?
+        };
+        let paths = match cfg.selfplay.sizes {
+            Some(_) => out.run.shard(&format!("{stamp}-size{size}")),
+            None => out.run.shard(&stamp),
+        };
+        // Records first: the shard is what marks the games as played (a kill between the two
+        // leaves records without a shard, which a replayed loop iteration removes).
+        write_atomic_with(&paths.records, |out| write_records_to(out, &records))?;
+        write_shard(&paths.shard, &meta, &samples)?;
+        summary.shards.push(paths.shard);
+        summary.records.push(paths.records);
     }
-    let meta = ShardMeta {
-        samples: samples.len(),
-        games: records.len(),
-        ..meta
-    };
-    let paths = out.run.shard(&RunDir::new_stamp(out.iteration));
-    // Records first: the shard is what marks the games as played (a kill between the two
-    // leaves records without a shard, which a replayed loop iteration removes).
-    write_atomic_with(&paths.records, |out| write_records_to(out, &records))?;
-    write_shard(&paths.shard, &meta, &samples)?;
-    summary.shard = Some(paths.shard);
-    summary.records = Some(paths.records);
     Ok(summary)
 }
 
-type Played = (RunSummary, Vec<Sample>, Vec<GameRecord>);
+fn sized(e: String) -> GenerateError {
+    GenerateError::Config(format!("selfplay.sizes: {e}"))
+}
+
+/// Finished games by board size: their samples and records.
+type BySize = std::collections::BTreeMap<usize, (Vec<Sample>, Vec<GameRecord>)>;
+
+type Played = (RunSummary, BySize);
 
 /// Play the games on `threads` threads; finished games come back to this thread, which owns
 /// the progress bar.
@@ -178,8 +196,7 @@ where
     let bar = progress_bar(games, out.progress);
     let t0 = Instant::now();
     let mut summary = RunSummary::default();
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut records: Vec<GameRecord> = Vec::new();
+    let mut by_size = BySize::new();
     let (tx, rx) = mpsc::channel::<FinishedGame>();
     let results = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -208,6 +225,7 @@ where
             summary.seconds = t0.elapsed().as_secs_f64();
             bar.set_message(summary.progress_message());
             bar.inc(1);
+            let (samples, records) = by_size.entry(g.record.config.size()).or_default();
             samples.extend(g.samples);
             records.push(g.record);
         }
@@ -218,7 +236,7 @@ where
     });
     bar.finish_and_clear();
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
-    Ok((summary, samples, records))
+    Ok((summary, by_size))
 }
 
 fn progress_bar(games: usize, visible: bool) -> ProgressBar {

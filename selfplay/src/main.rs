@@ -165,11 +165,11 @@ fn main() -> Result<()> {
                 )?
             };
             println!("{} (seed {seed})", summary.line());
-            match (&summary.shard, &summary.records) {
-                (Some(shard), Some(records)) => {
-                    println!("-> {}, {}", shard.display(), records.display())
-                }
-                _ => println!("no game finished: nothing written"),
+            if summary.shards.is_empty() {
+                println!("no game finished: nothing written");
+            }
+            for (shard, records) in summary.shards.iter().zip(&summary.records) {
+                println!("-> {}, {}", shard.display(), records.display());
             }
         }
         Cmd::Worker {

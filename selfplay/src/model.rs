@@ -47,9 +47,19 @@ pub struct ModelMeta {
     /// one; see [`ModelMeta::komi_range`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub komi_range: Option<[u32; 2]>,
+    /// The board sizes of the self-play that trained it (`selfplay.sizes`), when it had
+    /// several; see [`ModelMeta::sizes`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<usize>>,
 }
 
 impl ModelMeta {
+    /// The board sizes the network was trained on: its self-play `sizes`, or the size of its
+    /// game.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.sizes.clone().unwrap_or_else(|| vec![self.game.size()])
+    }
+
     /// The komi values the network was trained on: its self-play `komi_range`, or the komi of
     /// its game.
     pub fn komi_range(&self) -> Option<[u32; 2]> {
@@ -57,9 +67,9 @@ impl ModelMeta {
     }
 
     /// Whether this network can play `game`: the same game with the same rules and input
-    /// planes, on the board size it was trained on, at a komi inside its training range
-    /// ([`ModelMeta::komi_range`]; komi is an input plane, and balance studies need one network
-    /// at many komi). Anything else (another game, balancing method, board set or capture
+    /// planes, on a board size it was trained on ([`ModelMeta::sizes`]), at a komi inside its
+    /// training range ([`ModelMeta::komi_range`]; komi is an input plane, and balance studies
+    /// need one network at many komi). Anything else (another game, balancing method, board set or capture
     /// rule, board size or komi) is refused with the reason.
     pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
         if rules_of(&self.game) != rules_of(game) {
@@ -77,10 +87,13 @@ impl ModelMeta {
                 game.label()
             ));
         }
-        if game.size() != self.game.size() {
+        let sizes = self.sizes();
+        if !sizes.contains(&game.size()) {
+            let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
             return Err(format!(
-                "it was trained on size {} and the config asks for size {}",
-                self.game.size(),
+                "it was trained on size{} {} and the config asks for size {} (list it in selfplay.sizes to train it there)",
+                if sizes.len() > 1 { "s" } else { "" },
+                list.join(", "),
                 game.size()
             ));
         }
@@ -197,6 +210,7 @@ impl Model {
             parent: None,
             weights_checksum: None,
             komi_range: None,
+            sizes: None,
         };
         Ok(Model::new(net.init(planes, device), meta, device.clone()))
     }
@@ -435,6 +449,8 @@ pub struct NetEvaluator<'a> {
     model: &'a Model,
     inputs: Vec<f32>,
     mask: Vec<f32>,
+    /// Position indices of a batch, one group per board.
+    groups: Vec<Vec<usize>>,
     /// Time spent and work done, for `bench-search`.
     pub stats: EvalStats,
 }
@@ -457,18 +473,64 @@ impl<'a> NetEvaluator<'a> {
             model,
             inputs: Vec::new(),
             mask: Vec::new(),
+            groups: Vec::new(),
             stats: EvalStats::default(),
         }
     }
 }
 
 impl<G: Game> Evaluator<G> for NetEvaluator<'_> {
+    /// A batch may mix boards (self-play over several sizes): the network runs once per board,
+    /// on that board's positions, and every evaluation lands at its position's index.
     fn evaluate(&mut self, positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
         out.clear();
-        let Some(first) = positions.first() else {
-            return;
+        out.resize_with(positions.len(), Evaluation::default);
+        let mut groups = std::mem::take(&mut self.groups);
+        group_by_board(positions, &mut groups);
+        for group in groups.iter().filter(|g| !g.is_empty()) {
+            self.evaluate_group(positions, legal, group, out);
+        }
+        self.groups = groups;
+    }
+}
+
+/// Sort position indices into groups of one board each (`groups` keeps its allocations from
+/// call to call; unused groups are left empty).
+fn group_by_board<G: Game>(positions: &[G], groups: &mut Vec<Vec<usize>>) {
+    groups.iter_mut().for_each(Vec::clear);
+    for (i, g) in positions.iter().enumerate() {
+        let board = g.board();
+        let found = groups.iter().position(|gr| {
+            gr.first()
+                .is_some_and(|&j| same_board(positions[j].board(), board))
+        });
+        let k = match found.or_else(|| groups.iter().position(Vec::is_empty)) {
+            Some(k) => k,
+            None => {
+                groups.push(Vec::new());
+                groups.len() - 1
+            }
         };
+        groups[k].push(i);
+    }
+}
+
+fn same_board(a: &engine::board::Board, b: &engine::board::Board) -> bool {
+    std::ptr::eq(a, b)
+        || (a.height(), a.width()) == (b.height(), b.width()) && a.cells() == b.cells()
+}
+
+impl NetEvaluator<'_> {
+    /// Evaluate `positions[i]` for every `i` of `group` (all on one board) into `out[i]`.
+    fn evaluate_group<G: Game>(
+        &mut self,
+        positions: &[G],
+        legal: &[Vec<Action>],
+        group: &[usize],
+        out: &mut [Evaluation],
+    ) {
         let t0 = std::time::Instant::now();
+        let first = &positions[group[0]];
         let board = first.board();
         let (h, w, planes) = (board.height(), board.width(), first.num_planes());
         assert_eq!(
@@ -478,9 +540,9 @@ impl<G: Game> Evaluator<G> for NetEvaluator<'_> {
         );
         let per = planes * h * w;
         self.inputs.clear();
-        self.inputs.resize(positions.len() * per, 0.0);
-        for (g, chunk) in positions.iter().zip(self.inputs.chunks_mut(per)) {
-            g.encode(
+        self.inputs.resize(group.len() * per, 0.0);
+        for (&i, chunk) in group.iter().zip(self.inputs.chunks_mut(per)) {
+            positions[i].encode(
                 ndarray::ArrayViewMut3::from_shape((planes, h, w), chunk)
                     .expect("encode buffer shape"),
             );
@@ -492,12 +554,16 @@ impl<G: Game> Evaluator<G> for NetEvaluator<'_> {
         }
         let inputs = std::mem::take(&mut self.inputs);
         let t1 = std::time::Instant::now();
-        let (policy, value) = self.model.run(inputs, &self.mask, positions.len(), h, w);
+        let (policy, value) = self.model.run(inputs, &self.mask, group.len(), h, w);
         let t2 = std::time::Instant::now();
-        let plen = policy.len() / positions.len();
-        for (i, (g, l)) in positions.iter().zip(legal).enumerate() {
-            let logits = &policy[i * plen..(i + 1) * plen];
-            let mut priors: Vec<f32> = l.iter().map(|&a| logits[g.policy_index(a)]).collect();
+        let plen = policy.len() / group.len();
+        for (k, &i) in group.iter().enumerate() {
+            let g = &positions[i];
+            let logits = &policy[k * plen..(k + 1) * plen];
+            let mut priors: Vec<f32> = legal[i]
+                .iter()
+                .map(|&a| logits[g.policy_index(a)])
+                .collect();
             let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0.0;
             for p in priors.iter_mut() {
@@ -505,14 +571,14 @@ impl<G: Game> Evaluator<G> for NetEvaluator<'_> {
                 sum += *p;
             }
             priors.iter_mut().for_each(|p| *p /= sum);
-            let wdl = &value[i * VALUE_OUTPUTS..(i + 1) * VALUE_OUTPUTS];
-            out.push(Evaluation {
+            let wdl = &value[k * VALUE_OUTPUTS..(k + 1) * VALUE_OUTPUTS];
+            out[i] = Evaluation {
                 priors,
                 value: wdl[0] - wdl[2],
-            });
+            };
         }
         self.stats.calls += 1;
-        self.stats.positions += positions.len() as u64;
+        self.stats.positions += group.len() as u64;
         self.stats.net_seconds += (t2 - t1).as_secs_f64();
         self.stats.encode_seconds += (t1 - t0).as_secs_f64() + t2.elapsed().as_secs_f64();
     }

@@ -216,6 +216,14 @@ pub enum ShardSource {
     Process { host: String, pid: u32 },
 }
 
+/// A shard or record stamp without the `-sizeS` that self-play over several board sizes adds.
+fn without_size(stamp: &str) -> &str {
+    match stamp.rsplit_once("-size") {
+        Some((rest, size)) if !size.is_empty() && size.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => stamp,
+    }
+}
+
 impl RunDir {
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
         RunDir { root: root.into() }
@@ -351,24 +359,30 @@ impl RunDir {
         shards
     }
 
-    /// The shard a loop iteration wrote, if its write completed.
+    /// A shard a loop iteration wrote, if a write completed (with several board sizes an
+    /// iteration writes one shard per size, `…-itN-sizeS`).
     pub fn iteration_shard(&self, iteration: u32) -> Option<PathBuf> {
-        let suffix = format!("-it{iteration:06}.npz");
-        self.shards()
-            .into_iter()
-            .find(|p| p.to_string_lossy().ends_with(&suffix))
+        self.shards().into_iter().find(|p| {
+            RunDir::shard_stamp(p).map(|(_, s)| s) == Some(ShardSource::Iteration(iteration))
+        })
     }
 
     /// Remove the record files of a loop iteration whose shard was never written (a kill
     /// between the two writes), so replaying the iteration leaves one copy of its games.
     pub fn remove_orphan_records(&self, iteration: u32) -> Result<(), RunDirError> {
-        let suffix = format!("-it{iteration:06}.jsonl");
+        let tag = format!("-it{iteration:06}");
         for p in list(&self.selfplay()) {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if name.starts_with("records-") && name.ends_with(&suffix) {
+            let Some(stamp) = name
+                .strip_prefix("records-")
+                .and_then(|n| n.strip_suffix(".jsonl"))
+            else {
+                continue;
+            };
+            if without_size(stamp).ends_with(&tag) {
                 std::fs::remove_file(&p).map_err(io_error(&p, "remove the orphan record file"))?;
             }
         }
@@ -525,7 +539,7 @@ impl RunDir {
     /// name ([`RunDir::new_stamp`]).
     pub fn shard_stamp(path: &Path) -> Option<(u128, ShardSource)> {
         let name = path.file_name()?.to_str()?;
-        let stamp = name.strip_prefix("shard-")?.strip_suffix(".npz")?;
+        let stamp = without_size(name.strip_prefix("shard-")?.strip_suffix(".npz")?);
         let (millis, source) = stamp.split_once('-')?;
         let source = match source.strip_prefix("it") {
             Some(it) => ShardSource::Iteration(it.parse().ok()?),

@@ -32,6 +32,9 @@ pub struct SelfPlayConfig {
     /// so one network learns to play every komi of it (balance studies need that). Absent:
     /// every game has the config's komi.
     pub komi_range: Option<[u32; 2]>,
+    /// Board sizes: each game draws one uniformly from this list, so one network learns every
+    /// size of it (Lifeline, Square Lifeline, Leblin). Absent: every game has the config's size.
+    pub sizes: Option<Vec<usize>>,
 }
 
 impl Default for SelfPlayConfig {
@@ -47,6 +50,7 @@ impl Default for SelfPlayConfig {
             resign_playout_share: 0.1,
             threads: 0,
             komi_range: None,
+            sizes: None,
         }
     }
 }
@@ -75,30 +79,55 @@ impl SelfPlayConfig {
         Ok(())
     }
 
-    /// `komi_range` must be ordered and playable by `game`.
-    pub fn check_komi_range(&self, game: &GameConfig) -> Result<(), String> {
-        let Some([lo, hi]) = self.komi_range else {
-            return Ok(());
-        };
-        if lo > hi {
-            return Err(format!(
-                "selfplay.komi_range [{lo}, {hi}] must be [low, high]"
-            ));
+    /// `komi_range` must be ordered and `sizes` non-empty, and every komi and size of them
+    /// playable by `game`.
+    pub fn check_ranges(&self, game: &GameConfig) -> Result<(), String> {
+        if let Some([lo, hi]) = self.komi_range {
+            if lo > hi {
+                return Err(format!(
+                    "selfplay.komi_range [{lo}, {hi}] must be [low, high]"
+                ));
+            }
+            for k in [lo, hi] {
+                game.with_komi(k)
+                    .map_err(|e| format!("selfplay.komi_range: {e}"))?;
+            }
         }
-        for k in [lo, hi] {
-            game.with_komi(k)
-                .map_err(|e| format!("selfplay.komi_range: {e}"))?;
+        if let Some(sizes) = &self.sizes {
+            if sizes.is_empty() {
+                return Err(
+                    "selfplay.sizes is empty (leave it out to play the config's size)".into(),
+                );
+            }
+            for &size in sizes {
+                game.with_size(size)
+                    .map_err(|e| format!("selfplay.sizes: {e}"))?;
+            }
         }
         Ok(())
     }
 
-    /// The games self-play starts from: one per komi of `komi_range`, or `game` alone.
+    /// The board sizes self-play plays: `sizes`, or the config's size alone.
+    pub fn sizes_of(&self, game: &GameConfig) -> Vec<usize> {
+        self.sizes.clone().unwrap_or_else(|| vec![game.size()])
+    }
+
+    /// The games self-play starts from: one per size of `sizes` and komi of `komi_range`, or
+    /// `game` alone.
     pub fn starts(&self, game: &GameConfig) -> Vec<(GameConfig, AnyGame)> {
-        let configs: Vec<GameConfig> = match self.komi_range {
-            Some([lo, hi]) => (lo..=hi)
-                .map(|k| game.with_komi(k).expect("checked komi range"))
+        let sized: Vec<GameConfig> = match &self.sizes {
+            Some(sizes) => sizes
+                .iter()
+                .map(|&s| game.with_size(s).expect("checked sizes"))
                 .collect(),
             None => vec![game.clone()],
+        };
+        let configs: Vec<GameConfig> = match self.komi_range {
+            Some([lo, hi]) => sized
+                .iter()
+                .flat_map(|g| (lo..=hi).map(|k| g.with_komi(k).expect("checked komi range")))
+                .collect(),
+            None => sized,
         };
         configs
             .into_iter()
@@ -132,7 +161,8 @@ struct Pending {
 
 struct Slot {
     search: Search<AnyGame>,
-    /// This game's config (its komi may be drawn from `komi_range`) and start.
+    /// This game's config (its size and komi may be drawn from `sizes` and `komi_range`) and
+    /// start.
     config: GameConfig,
     start: AnyGame,
     actions: Vec<Action>,

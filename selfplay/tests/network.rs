@@ -191,6 +191,73 @@ fn the_evaluator_gives_priors_over_legal_actions_only() {
 }
 
 #[test]
+fn a_batch_mixing_board_sizes_is_evaluated_as_each_board_alone() {
+    let device = Device::flex();
+    let size = |n: usize| -> GameConfig {
+        serde_json::from_str(&format!(
+            r#"{{"game":"lifeline","options":{{"size":{n}}}}}"#
+        ))
+        .unwrap()
+    };
+    let model = Model::random(&size(4), &small_net(), &device, 3)
+        .unwrap()
+        .for_inference();
+    let legal_of = |ps: &[AnyGame]| -> Vec<Vec<Action>> {
+        ps.iter()
+            .map(|g| {
+                let mut l = Vec::new();
+                g.legal_actions(&mut l);
+                l
+            })
+            .collect()
+    };
+    let (three, four, five) = (
+        positions(&size(3), 3),
+        positions(&size(4), 3),
+        positions(&size(5), 2),
+    );
+    // Interleaved, as the leaves of games of several sizes come from self-play.
+    let mixed: Vec<AnyGame> = [
+        &three[0], &four[0], &five[0], &three[1], &four[1], &three[2], &five[1], &four[2],
+    ]
+    .into_iter()
+    .cloned()
+    .collect();
+    let mut ev = NetEvaluator::new(&model);
+    let mut out = Vec::new();
+    ev.evaluate(&mixed, &legal_of(&mixed), &mut out);
+    assert_eq!(ev.stats.calls, 3, "one network call per board");
+    let mut alone = Vec::new();
+    for ps in [&three, &four, &five] {
+        let mut o = Vec::new();
+        NetEvaluator::new(&model).evaluate(ps, &legal_of(ps), &mut o);
+        alone.push(o);
+    }
+    let expected = [
+        &alone[0][0],
+        &alone[1][0],
+        &alone[2][0],
+        &alone[0][1],
+        &alone[1][1],
+        &alone[0][2],
+        &alone[2][1],
+        &alone[1][2],
+    ];
+    for (got, want) in out.iter().zip(expected) {
+        assert_eq!(got.priors.len(), want.priors.len());
+        assert!(
+            (got.value - want.value).abs() < 1e-5,
+            "{} {}",
+            got.value,
+            want.value
+        );
+        for (a, b) in got.priors.iter().zip(&want.priors) {
+            assert!((a - b).abs() < 1e-5, "{a} {b}");
+        }
+    }
+}
+
+#[test]
 fn save_and_load_give_identical_outputs() {
     let device = Device::flex();
     let cfg = games().remove(1);
@@ -286,6 +353,16 @@ fn a_network_plays_its_own_game_inside_its_training_ranges_only() {
         .plays(&parse(r#"{"game":"square_lifeline","options":{"size":9}}"#))
         .unwrap_err();
     assert!(e.contains("size 7") && e.contains("size 9"), "{e}");
+    // Sizes: any of the list it was trained on, the others refused with the list named.
+    model.meta.sizes = Some(vec![7, 9]);
+    let sized = |n: usize| {
+        parse(&format!(
+            r#"{{"game":"square_lifeline","options":{{"size":{n}}}}}"#
+        ))
+    };
+    assert!(model.meta.plays(&sized(9)).is_ok());
+    let e = model.meta.plays(&sized(11)).unwrap_err();
+    assert!(e.contains("sizes 7, 9") && e.contains("size 11"), "{e}");
     let lifeline = parse(r#"{"game":"lifeline","options":{"size":5,"balance":"strong"}}"#);
     let strong = Model::random(&lifeline, &small_net(), &device, 1).unwrap();
     assert!(strong.meta.plays(&lifeline).is_ok());

@@ -338,7 +338,7 @@ fn a_komi_range_gives_every_game_its_own_komi_inside_it() {
     );
     // A range the game cannot have is refused by name.
     let strong = lifeline(3);
-    let e = sp.check_komi_range(&strong).unwrap_err();
+    let e = sp.check_ranges(&strong).unwrap_err();
     assert!(
         e.contains("selfplay.komi_range") && e.contains("no komi"),
         "{e}"
@@ -347,5 +347,62 @@ fn a_komi_range_gives_every_game_its_own_komi_inside_it() {
         komi_range: Some([3, 1]),
         ..SelfPlayConfig::default()
     };
-    assert!(reversed.check_komi_range(&game).is_err());
+    assert!(reversed.check_ranges(&game).is_err());
+}
+
+#[test]
+fn a_size_list_plays_every_size_and_writes_one_shard_per_size() {
+    let mut cfg = RunConfig::parse(
+        "game = \"lifeline\"\n[options]\nsize = 3\n[search]\nvisits = 8\n[selfplay]\nsizes = [3, 4]\ngames_in_flight = 6\nthreads = 1\n",
+    )
+    .unwrap();
+    cfg.selfplay.fast_visits = 8;
+    assert_eq!(
+        cfg.games().iter().map(|g| g.size()).collect::<Vec<_>>(),
+        [3, 4]
+    );
+    let dir = temp_dir("sizes");
+    let run = selfplay::rundir::RunDir::new(&dir);
+    let out = selfplay::generate::RunOutput {
+        run: &run,
+        model: "uniform",
+        iteration: Some(2),
+        progress: false,
+    };
+    let summary = selfplay::generate::generate(&cfg, |_| UniformEvaluator, 12, 1, 4, &out).unwrap();
+    assert_eq!(summary.shards.len(), 2, "{:?}", summary.shards);
+    let mut samples = 0;
+    for (path, size) in summary.shards.iter().zip([3, 4]) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.ends_with(&format!("-it000002-size{size}.npz")),
+            "{name}"
+        );
+        let shard = read_shard(path).unwrap();
+        assert_eq!(shard.meta.game.size(), size);
+        let expected = ShardMeta::new(&lifeline(size), "", 0).unwrap();
+        assert!(shard.meta.same_input(&expected), "{:?}", shard.meta);
+        samples += shard.meta.samples;
+        // The stamp still says which iteration wrote it.
+        assert_eq!(
+            selfplay::rundir::RunDir::shard_stamp(path).map(|(_, s)| s),
+            Some(selfplay::rundir::ShardSource::Iteration(2))
+        );
+    }
+    assert_eq!(samples, summary.samples);
+    assert!(run.iteration_shard(2).is_some());
+    // Sizes the game cannot have, or an empty list, are refused by name.
+    for bad in ["sizes = []", "sizes = [3, 1]"] {
+        let text = format!("game = \"lifeline\"\n[selfplay]\n{bad}\n");
+        let e = RunConfig::parse(&text).unwrap_err();
+        assert!(e.contains("selfplay.sizes"), "{e}");
+    }
+    let vigilance =
+        "game = \"vigilance\"\n[options]\nboard = \"hex_xs_39\"\n[selfplay]\nsizes = [3]\n";
+    let e = RunConfig::parse(vigilance).unwrap_err();
+    assert!(
+        e.contains("selfplay.sizes") && e.contains("chosen by name"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

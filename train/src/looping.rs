@@ -450,6 +450,7 @@ impl Looper {
             )
             .map_err(anyhow::Error::msg)?;
             model.meta.komi_range = self.cfg.run.selfplay.komi_range;
+            model.meta.sizes = self.cfg.run.selfplay.sizes.clone();
             let dir = self.run.checkpoint(0);
             Trainer::new(model, self.cfg.train.clone()).save(&dir, None)?;
         }
@@ -528,7 +529,7 @@ impl Looper {
     }
 
     fn fit(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
-        let window = Window::load(&self.run, &self.cfg.run.game, &self.cfg.train)?;
+        let window = Window::load(&self.run, &self.cfg.run.games(), &self.cfg.train)?;
         summary.window = window.len();
         let newest = self
             .run

@@ -305,6 +305,7 @@ fn open_trainer(
             let mut model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
                 .map_err(anyhow::Error::msg)?;
             model.meta.komi_range = cfg.selfplay.komi_range;
+            model.meta.sizes = cfg.selfplay.sizes.clone();
             Ok((Trainer::new(model, train.clone()), None))
         }
     }
@@ -335,7 +336,7 @@ fn fit_locked(
     device: &str,
 ) -> Result<()> {
     let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
-    let window = Window::load(run, &cfg.game, train)?;
+    let window = Window::load(run, &cfg.games(), train)?;
     let start = trainer.state.step;
     let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
     if target <= start {
@@ -615,7 +616,7 @@ fn bench(
         0,
         &out,
     )?;
-    let window = Window::load(&scratch, &cfg.game, &train)?;
+    let window = Window::load(&scratch, &cfg.games(), &train)?;
     let _ = std::fs::remove_dir_all(&dir);
     let device = parse_device(device)?;
     let model = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
@@ -631,13 +632,14 @@ fn bench(
     };
     let rate = time_burn();
     let n = &cfg.network;
+    let board = &window.boards[0];
     println!(
         "network {}x{}, input {}x{}x{}, batch {}, {:?}",
         n.blocks,
         n.channels,
-        window.planes,
-        window.board.height(),
-        window.board.width(),
+        board.planes,
+        board.board.height(),
+        board.board.width(),
         train.batch_size,
         train.optimizer
     );
@@ -649,10 +651,10 @@ fn bench(
         return Ok(());
     }
     let shape = selfplay::bench::Shape {
-        planes: window.planes,
-        height: window.board.height(),
-        width: window.board.width(),
-        policy_len: window.policy_len,
+        planes: board.planes,
+        height: board.board.height(),
+        width: board.board.width(),
+        policy_len: board.policy_len,
     };
     let mut ratios = Vec::new();
     for round in 0..rounds {

@@ -50,43 +50,64 @@ pub struct Batch {
     pub ownership: Vec<f32>,
 }
 
-/// The samples of the window, in memory.
+/// The samples of the window, in memory, one group per board size (a batch has one board).
 pub struct Window {
+    pub boards: Vec<BoardSamples>,
+    /// Samples generated in the whole run (every size), and the ones in the window.
+    pub total_samples: usize,
+    pub shards: Vec<PathBuf>,
+    pub skipped: Vec<String>,
+}
+
+/// The window's samples of one board.
+pub struct BoardSamples {
     pub game: GameConfig,
     pub board: Board,
     pub planes: usize,
     pub policy_len: usize,
-    /// Samples generated in the whole run, and the ones in the window.
-    pub total_samples: usize,
-    pub shards: Vec<PathBuf>,
-    pub skipped: Vec<String>,
     samples: Vec<SampleView>,
 }
 
 impl Window {
-    /// Load the newest shards of `run` until the window is full. Only shards of `game` with
-    /// its tensor shapes are used; shards of another game or shape, corrupt or truncated
-    /// shards, and samples holding NaN or infinite numbers are skipped with a warning naming
-    /// them (on stderr, and in `skipped`).
-    pub fn load(run: &RunDir, game: &GameConfig, cfg: &TrainConfig) -> Result<Window, WindowError> {
+    /// Load the newest shards of `run` until the window is full. `games` are the game at each
+    /// board size being trained (one entry without `selfplay.sizes`); only shards of one of
+    /// them with its tensor shapes are used; shards of another game or shape, corrupt or
+    /// truncated shards, and samples holding NaN or infinite numbers are skipped with a warning
+    /// naming them (on stderr, and in `skipped`).
+    pub fn load(
+        run: &RunDir,
+        games: &[GameConfig],
+        cfg: &TrainConfig,
+    ) -> Result<Window, WindowError> {
         if !run.root().is_dir() {
             return Err(WindowError::NoRun(run.root().display().to_string()));
         }
-        let expected = ShardMeta::new(game, "", 0)?;
+        let mut boards = Vec::new();
+        let mut expected = Vec::new();
+        for game in games {
+            let meta = ShardMeta::new(game, "", 0)?;
+            boards.push(BoardSamples {
+                game: game.clone(),
+                board: game.start()?.board().clone(),
+                planes: meta.planes,
+                policy_len: meta.policy_len,
+                samples: Vec::new(),
+            });
+            expected.push(meta);
+        }
         let mut skipped = Vec::new();
         let mut skip = |msg: String| {
             eprintln!("warning: {msg}");
             skipped.push(msg);
         };
         let metas = matching_shards(run, &expected, &mut skip);
-        let total: usize = metas.iter().map(|(_, m)| m.samples).sum();
+        let total: usize = metas.iter().map(|(_, _, m)| m.samples).sum();
         let want = cfg.window_size(total);
-        let start = game.start()?;
         // Second pass: the arrays of the newest shards until the window is full.
-        let mut samples = Vec::with_capacity(want);
+        let mut held = 0;
         let mut used = Vec::new();
-        for (path, _) in &metas {
-            if samples.len() >= want {
+        for (path, k, _) in &metas {
+            if held >= want {
                 break;
             }
             let shard = match read_shard(path) {
@@ -99,12 +120,13 @@ impl Window {
             used.push(path.clone());
             let mut broken = 0;
             for i in 0..shard.meta.samples {
-                if samples.len() >= want {
+                if held >= want {
                     break;
                 }
                 let s = sample_of(&shard, i);
                 if s.is_finite() {
-                    samples.push(s);
+                    boards[*k].samples.push(s);
+                    held += 1;
                 } else {
                     broken += 1;
                 }
@@ -116,22 +138,54 @@ impl Window {
                 ));
             }
         }
-        if samples.is_empty() {
+        if held == 0 {
             return Err(WindowError::Empty(run.selfplay().display().to_string()));
         }
         used.reverse();
+        boards.retain(|b| !b.samples.is_empty());
         Ok(Window {
-            game: game.clone(),
-            board: start.board().clone(),
-            planes: expected.planes,
-            policy_len: expected.policy_len,
+            boards,
             total_samples: total,
             shards: used,
             skipped,
-            samples,
         })
     }
 
+    pub fn len(&self) -> usize {
+        self.boards.iter().map(|b| b.samples.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The batch of training step `step`: one board, drawn in proportion to its samples in the
+    /// window, then `size` of its samples drawn uniformly (with replacement), each under a
+    /// random symmetry when `augment`. It depends only on `seed`, `step` and the window's
+    /// contents, which is what makes a resumed run draw the same batches.
+    pub fn batch(&self, size: usize, seed: u64, step: u64, augment: bool) -> Batch {
+        let mut rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let group = match self.boards.as_slice() {
+            [one] => one,
+            boards => {
+                let mut r = rng.gen_range(0..self.len());
+                let k = boards
+                    .iter()
+                    .position(|b| {
+                        let inside = r < b.samples.len();
+                        r = r.saturating_sub(b.samples.len());
+                        inside
+                    })
+                    .expect("r is below the window's length");
+                &boards[k]
+            }
+        };
+        group.batch(size, &mut rng, augment)
+    }
+}
+
+impl BoardSamples {
     pub fn len(&self) -> usize {
         self.samples.len()
     }
@@ -140,12 +194,7 @@ impl Window {
         self.samples.is_empty()
     }
 
-    /// The batch of training step `step`: `size` samples drawn uniformly (with replacement),
-    /// each under a random symmetry when `augment`. It depends only on `seed`, `step` and the
-    /// window's contents, which is what makes a resumed run draw the same batches.
-    pub fn batch(&self, size: usize, seed: u64, step: u64, augment: bool) -> Batch {
-        let mut rng =
-            rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ step.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    fn batch(&self, size: usize, rng: &mut impl Rng, augment: bool) -> Batch {
         let b = &self.board;
         let (h, w) = (b.height(), b.width());
         let mut batch = Batch {
@@ -179,30 +228,47 @@ impl Window {
     }
 }
 
-/// First pass, newest first, metadata only: the shards whose samples have `expected`'s game
-/// and shapes.
+/// First pass, newest first, metadata only: the shards whose samples have one of `expected`'s
+/// games and shapes, with the index of that one.
 fn matching_shards(
     run: &RunDir,
-    expected: &ShardMeta,
+    expected: &[ShardMeta],
     skip: &mut impl FnMut(String),
-) -> Vec<(PathBuf, ShardMeta)> {
+) -> Vec<(PathBuf, usize, ShardMeta)> {
     let mut metas = Vec::new();
     for path in run.shards().iter().rev() {
-        match read_shard_meta(path) {
-            Ok(meta) if meta.same_input(expected) => metas.push((path.clone(), meta)),
-            Ok(meta) => skip(format!(
-                "{}: skipped, its samples are of {} ({} planes, {}x{}), the config trains {} ({} planes, {}x{})",
-                path.display(),
-                meta.game.label(),
-                meta.planes,
-                meta.height,
-                meta.width,
-                expected.game.label(),
-                expected.planes,
-                expected.height,
-                expected.width
-            )),
-            Err(e) => skip(format!("{e} (skipped)")),
+        let meta = match read_shard_meta(path) {
+            Ok(meta) => meta,
+            Err(e) => {
+                skip(format!("{e} (skipped)"));
+                continue;
+            }
+        };
+        match expected.iter().position(|e| meta.same_input(e)) {
+            Some(k) => metas.push((path.clone(), k, meta)),
+            None => {
+                let trained: Vec<String> = expected
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{} ({} planes, {}x{})",
+                            e.game.label(),
+                            e.planes,
+                            e.height,
+                            e.width
+                        )
+                    })
+                    .collect();
+                skip(format!(
+                    "{}: skipped, its samples are of {} ({} planes, {}x{}), the config trains {}",
+                    path.display(),
+                    meta.game.label(),
+                    meta.planes,
+                    meta.height,
+                    meta.width,
+                    trained.join(", ")
+                ))
+            }
         }
     }
     metas

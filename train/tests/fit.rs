@@ -128,7 +128,7 @@ fn training_overfits_a_handful_of_samples() {
         augment: false,
         ..TrainConfig::default()
     };
-    let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
+    let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
     assert_eq!(window.len(), 8);
     let model = Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap();
     let mut t = Trainer::new(model, tc.clone());
@@ -260,13 +260,13 @@ fn batches_are_drawn_from_the_seed_and_step_alone() {
     let run = temp_run("batches");
     write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 30, 2));
     let tc = TrainConfig::default();
-    let w = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
+    let w = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
     let a = w.batch(16, 5, 7, true);
     let b = w.batch(16, 5, 7, true);
     let c = w.batch(16, 5, 8, true);
     assert_eq!(a.inputs, b.inputs);
     assert_ne!(a.inputs, c.inputs);
-    assert_eq!(a.mask, board_mask(&w.board));
+    assert_eq!(a.mask, board_mask(&w.boards[0].board));
     let _ = std::fs::remove_dir_all(&run);
 }
 
@@ -282,7 +282,7 @@ fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
             learning_rate: 0.01,
             ..TrainConfig::default()
         };
-        let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
+        let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
         // Both runs start from the same saved initial checkpoint.
         let init = RunDir::new(&run).checkpoint(0);
         Trainer::new(
@@ -336,7 +336,12 @@ fn corrupt_shards_are_skipped_with_the_file_named() {
     std::fs::write(run.join("selfplay/shard-2-1.npz"), b"PK\x03\x04 truncated").unwrap();
     let full = std::fs::read(run.join("selfplay/shard-1-1.npz")).unwrap();
     std::fs::write(run.join("selfplay/shard-3-1.npz"), &full[..full.len() / 2]).unwrap();
-    let w = Window::load(&RunDir::new(&run), &cfg, &TrainConfig::default()).unwrap();
+    let w = Window::load(
+        &RunDir::new(&run),
+        std::slice::from_ref(&cfg),
+        &TrainConfig::default(),
+    )
+    .unwrap();
     assert_eq!(w.len(), 10, "the good shard is used");
     assert_eq!(w.skipped.len(), 2, "{:?}", w.skipped);
     assert!(w.skipped.iter().any(|m| m.contains("shard-2-1.npz")));
@@ -349,7 +354,7 @@ fn a_missing_run_directory_is_a_clear_error() {
     let missing = std::env::temp_dir().join("lifeline-zero-no-such-run");
     let e = Window::load(
         &RunDir::new(&missing),
-        &lifeline3(),
+        &[lifeline3()],
         &TrainConfig::default(),
     )
     .err()
@@ -360,10 +365,14 @@ fn a_missing_run_directory_is_a_clear_error() {
         "{e}"
     );
     let empty = temp_run("empty");
-    let e = Window::load(&RunDir::new(&empty), &lifeline3(), &TrainConfig::default())
-        .err()
-        .unwrap()
-        .to_string();
+    let e = Window::load(
+        &RunDir::new(&empty),
+        &[lifeline3()],
+        &TrainConfig::default(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("no readable sample shard"), "{e}");
     let _ = std::fs::remove_dir_all(&empty);
 }
@@ -376,7 +385,12 @@ fn samples_with_nan_are_skipped_with_the_shard_named() {
     s[3].value = [f32::NAN, 0.0, 0.0];
     s[7].inputs[0] = f32::INFINITY;
     write_samples(&run, &cfg, "shard-1-1.npz", &s);
-    let w = Window::load(&RunDir::new(&run), &cfg, &TrainConfig::default()).unwrap();
+    let w = Window::load(
+        &RunDir::new(&run),
+        std::slice::from_ref(&cfg),
+        &TrainConfig::default(),
+    )
+    .unwrap();
     assert_eq!(w.len(), 8, "the two broken samples are left out");
     assert!(
         w.skipped
@@ -398,7 +412,7 @@ fn a_diverging_fit_stops_with_an_error_and_writes_no_checkpoint() {
         learning_rate: 1e30,
         ..TrainConfig::default()
     };
-    let window = Window::load(&RunDir::new(&run), &cfg, &tc).unwrap();
+    let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
     let mut t = Trainer::new(
         Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap(),
         tc,
@@ -426,8 +440,14 @@ fn the_window_takes_only_the_configs_game_whatever_the_newest_shard() {
     let run = temp_run("other-game");
     write_samples(&run, &three, "shard-1-1.npz", &samples(&three, 10, 7));
     write_samples(&run, &four, "shard-2-1.npz", &samples(&four, 6, 7));
-    let w = Window::load(&RunDir::new(&run), &three, &TrainConfig::default()).unwrap();
-    assert_eq!((w.len(), w.game.clone()), (10, three.clone()));
+    let w = Window::load(
+        &RunDir::new(&run),
+        std::slice::from_ref(&three),
+        &TrainConfig::default(),
+    )
+    .unwrap();
+    assert_eq!((w.len(), w.boards.len()), (10, 1));
+    assert_eq!(w.boards[0].game, three);
     assert!(
         w.skipped
             .iter()
@@ -435,7 +455,51 @@ fn the_window_takes_only_the_configs_game_whatever_the_newest_shard() {
         "{:?}",
         w.skipped
     );
-    let w = Window::load(&RunDir::new(&run), &four, &TrainConfig::default()).unwrap();
+    let w = Window::load(
+        &RunDir::new(&run),
+        std::slice::from_ref(&four),
+        &TrainConfig::default(),
+    )
+    .unwrap();
     assert_eq!(w.len(), 6);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_window_of_several_sizes_draws_each_batch_from_one_board_in_proportion() {
+    let three = lifeline3();
+    let four = game(r#"{"game":"lifeline","options":{"size":4}}"#);
+    let run = temp_run("two-sizes");
+    write_samples(&run, &three, "shard-1-1.npz", &samples(&three, 30, 7));
+    write_samples(&run, &four, "shard-2-1.npz", &samples(&four, 10, 7));
+    let games = [three.clone(), four.clone()];
+    let w = Window::load(&RunDir::new(&run), &games, &TrainConfig::default()).unwrap();
+    assert!(w.skipped.is_empty(), "{:?}", w.skipped);
+    assert_eq!(w.len(), 40);
+    let sizes: Vec<(usize, usize)> = w.boards.iter().map(|b| (b.game.size(), b.len())).collect();
+    assert_eq!(sizes, [(3, 30), (4, 10)]);
+    let mut per_size = [0usize; 2];
+    for step in 0..400 {
+        let b = w.batch(8, 5, step, true);
+        // One board per batch: every tensor has that board's shape.
+        let k = w
+            .boards
+            .iter()
+            .position(|g| g.board.height() == b.height)
+            .unwrap();
+        let g = &w.boards[k];
+        assert_eq!(b.mask, board_mask(&g.board));
+        assert_eq!(b.inputs.len(), 8 * g.planes * b.height * b.width);
+        assert_eq!(b.policy.len(), 8 * g.policy_len);
+        assert_eq!(b.ownership.len(), 8 * b.height * b.width);
+        per_size[k] += 1;
+    }
+    // 30 of 40 samples are side 3: about three batches in four.
+    assert!((260..=340).contains(&per_size[0]), "{per_size:?}");
+    // The same step draws the same batch (what a resumed run relies on).
+    assert_eq!(
+        w.batch(8, 5, 17, true).inputs,
+        w.batch(8, 5, 17, true).inputs
+    );
     let _ = std::fs::remove_dir_all(&run);
 }

@@ -489,3 +489,49 @@ fn fit_with_another_games_config_is_refused() {
     assert_eq!(steps, vec![0, 4], "no checkpoint was trained on");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_loop_over_two_board_sizes_trains_one_network_that_plays_both() {
+    let dir = temp("sizes");
+    let config = dir.join("tiny.toml");
+    let text = TINY
+        .replace("[selfplay]\n", "[selfplay]\nsizes = [3, 4]\n")
+        .replace("[loop]\n", "[loop]\npromote = \"newest\"\n")
+        .replace("games = 4\n", "games = 8\n");
+    std::fs::write(&config, &text).unwrap();
+    let run = dir.join("run");
+    let out = train_loop(&config, &run, &[]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One shard per size and iteration, each of its own board.
+    let shards = files(&run.join("selfplay"), "shard-");
+    for it in [0, 1] {
+        for size in [3, 4] {
+            let tag = format!("-it{it:06}-size{size}.npz");
+            let Some(name) = shards.iter().find(|n| n.ends_with(&tag)) else {
+                // A size no game of the iteration drew writes nothing; both draw 8 games.
+                panic!("no shard {tag} in {shards:?}");
+            };
+            let meta = selfplay::shard::read_shard_meta(&run.join("selfplay").join(name)).unwrap();
+            assert_eq!(meta.game.size(), size, "{name}");
+        }
+    }
+    // The checkpoint records its sizes and loads for either size, not a third.
+    let newest = selfplay::rundir::RunDir::new(&run)
+        .newest_checkpoint()
+        .unwrap();
+    let model = selfplay::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
+    assert_eq!(model.meta.sizes, Some(vec![3, 4]));
+    for (size, ok) in [(3, true), (4, true), (5, false)] {
+        let game: engine::GameConfig = serde_json::from_str(&format!(
+            r#"{{"game":"lifeline","options":{{"size":{size},"balance":"strong"}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(model.meta.plays(&game).is_ok(), ok, "size {size}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
