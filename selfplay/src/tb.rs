@@ -25,10 +25,16 @@ impl EventWriter {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        let path = dir.join(format!(
-            "events.out.tfevents.{secs}.lifeline-zero.{}",
-            std::process::id()
-        ));
+        // One file per writer: the roles of a concurrent loop write from one process, and two
+        // writers appending to one file could interleave partial records.
+        static WRITERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let seq = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        let name = match seq {
+            0 => format!("events.out.tfevents.{secs}.lifeline-zero.{pid}"),
+            n => format!("events.out.tfevents.{secs}.lifeline-zero.{pid}-{n}"),
+        };
+        let path = dir.join(name);
         let file = OpenOptions::new().create(true).append(true).open(&path)?;
         let mut w = EventWriter {
             path,

@@ -47,6 +47,18 @@ pub struct LoopConfig {
     /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
     /// newest (AlphaZero's and KataGo's choice, which spends no time on gate games).
     pub promote: Promotion,
+    /// Run self-play and training at the same time, as the roles `selfplay worker` and `train
+    /// trainer` do (KataGo's design), instead of one phase after another; every checkpoint is
+    /// the best at once, and there are no gate or rating games (`eval rate --follow` rates
+    /// alongside). `iterations` then counts training rounds of `train.steps` steps.
+    pub concurrent: bool,
+    /// With `concurrent`: the cores of self-play (its threads and its network calls) and of
+    /// training (burn's and the matrix products' threads).
+    pub selfplay_threads: usize,
+    pub train_threads: usize,
+    /// With `concurrent`: samples trained per sample generated, at most (the trainer waits
+    /// for data rather than overfitting).
+    pub ratio: f64,
 }
 
 /// How a new checkpoint becomes the run's best (`loop.promote`).
@@ -69,6 +81,10 @@ impl Default for LoopConfig {
             rating_every: 1,
             device: "cpu".into(),
             promote: Promotion::Gate,
+            concurrent: false,
+            selfplay_threads: 1,
+            train_threads: 1,
+            ratio: 4.0,
         }
     }
 }
@@ -85,6 +101,15 @@ impl LoopConfig {
         }
         if cfg.minutes < 0.0 || !cfg.minutes.is_finite() {
             return Err("loop.minutes must not be negative".into());
+        }
+        if cfg.selfplay_threads == 0 || cfg.train_threads == 0 {
+            return Err("loop.selfplay_threads and loop.train_threads must be at least 1".into());
+        }
+        if !(cfg.ratio > 0.0 && cfg.ratio.is_finite()) {
+            return Err(format!(
+                "loop.ratio must be a positive number (got {})",
+                cfg.ratio
+            ));
         }
         // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
         // which refuses `cuda` when the loop starts.
@@ -293,13 +318,16 @@ pub fn run_loop(
     run: &Path,
     progress: bool,
     overrides: Overrides,
-    mut report: impl FnMut(&IterationSummary),
+    mut report: impl FnMut(&IterationSummary) + Send,
 ) -> Result<Vec<IterationSummary>> {
     let mut looper = Looper::open(config, run, progress, overrides)?;
     let t_start = Instant::now();
     let earlier_seconds = read_iterations(&looper.run)?
         .last()
         .map_or(0.0, |r| r.loop_seconds);
+    if looper.cfg.looping.concurrent {
+        return looper.run_concurrent(config, earlier_seconds, report);
+    }
     let mut state = LoopState::load(&looper.run)?;
     let mut done = Vec::new();
     let mut summary = IterationSummary {
@@ -347,6 +375,105 @@ pub fn run_loop(
 }
 
 impl Looper {
+    /// `loop.concurrent`: a self-play worker on its own thread and the trainer on this one,
+    /// each on its share of the cores, talking only through the run directory as the separate
+    /// roles would; every training round is a line of `iterations.jsonl` (its checkpoint and
+    /// loop time, which the learning benchmark reads). Ends at the iteration or time limit or a
+    /// stop request; the worker finishes its batch in flight first. Resumes like the roles: the
+    /// trainer from the newest checkpoint, the rounds' numbering from `iterations.jsonl`.
+    fn run_concurrent(
+        &self,
+        config: &Path,
+        earlier_seconds: f64,
+        mut report: impl FnMut(&IterationSummary) + Send,
+    ) -> Result<Vec<IterationSummary>> {
+        let l = &self.cfg.looping;
+        let t_start = Instant::now();
+        // The worker's network calls run on rayon's global pool, sized to its share (a pool
+        // built earlier in the process is kept, and said); the trainer gets a pool of its own.
+        if rayon::ThreadPoolBuilder::new()
+            .num_threads(l.selfplay_threads)
+            .build_global()
+            .is_err()
+        {
+            eprintln!("note: rayon's global pool was already built; self-play shares it as it is");
+        }
+        let train_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(l.train_threads)
+            .build()
+            .context("cannot start the trainer's threads")?;
+        let worker = selfplay::roles::WorkerOptions {
+            games: l.games,
+            threads: Some(l.selfplay_threads),
+            device: l.device.clone(),
+        };
+        let rounds = crate::roles::TrainerRounds {
+            ratio: l.ratio,
+            until_step: None,
+            device: l.device.clone(),
+            progress: false,
+        };
+        let round = std::sync::atomic::AtomicU32::new(
+            read_iterations(&self.run)?
+                .last()
+                .map_or(0, |r| r.iteration + 1),
+        );
+        let this_round = || round.load(std::sync::atomic::Ordering::Relaxed);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut done = Vec::new();
+        let (mut t_round, mut generated_before) = (Instant::now(), None);
+        std::thread::scope(|scope| -> Result<()> {
+            let playing = scope.spawn(|| {
+                selfplay::roles::self_play_worker(config, self.run.root(), &worker, |_| {
+                    !stop.load(std::sync::atomic::Ordering::Relaxed)
+                })
+            });
+            let trained = train_pool.install(|| {
+                rounds.run(
+                    &self.run,
+                    &self.cfg.run,
+                    &self.cfg.train,
+                    || !self.limit_reached(this_round(), t_start) && !playing.is_finished(),
+                    |fitted, generated| {
+                        let summary = IterationSummary {
+                            iteration: this_round(),
+                            games: 0,
+                            samples: generated - generated_before.unwrap_or(generated),
+                            window: fitted.window,
+                            losses: Some(fitted.mean),
+                            step: fitted.step,
+                            gate: "newest".into(),
+                            best: name_of(&fitted.dir),
+                            seconds: t_round.elapsed().as_secs_f64(),
+                            ..Default::default()
+                        };
+                        let record = IterationRecord {
+                            iteration: summary.iteration,
+                            loop_seconds: earlier_seconds + t_start.elapsed().as_secs_f64(),
+                            best: summary.best.clone(),
+                            step: summary.step,
+                        };
+                        eval::results::append_line(
+                            &self.run.iterations(),
+                            &serde_json::to_string(&record)?,
+                        )?;
+                        report(&summary);
+                        done.push(summary);
+                        round.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        (t_round, generated_before) = (Instant::now(), Some(generated));
+                        Ok(())
+                    },
+                )
+            });
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let played = playing
+                .join()
+                .map_err(|_| anyhow::anyhow!("the self-play worker panicked"))?;
+            trained.and(played.map(|_| ()))
+        })?;
+        Ok(done)
+    }
+
     /// Run the phase `state` names and move `state` on; returns the summary of an iteration
     /// that ends with it. A phase cut short by a stop request leaves `state` where it was.
     fn advance(

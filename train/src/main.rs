@@ -2,15 +2,14 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
 use selfplay::rundir::{install_stop_handler, RunDir};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::TrainConfig;
-use train::fit::{Losses, Trainer};
-use train::tb::EventWriter;
+use train::fit::Trainer;
+use train::roles::{fit_locked, TrainerRounds};
 use train::window::Window;
 
 #[derive(Parser)]
@@ -286,31 +285,6 @@ fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
     Ok((cfg, train))
 }
 
-/// The trainer for a run: resumed from its newest checkpoint (which must play the config's
-/// game), or a fresh network.
-fn open_trainer(
-    run: &RunDir,
-    cfg: &RunConfig,
-    train: &TrainConfig,
-    device: &str,
-) -> Result<(Trainer, Option<String>)> {
-    let device = parse_device(device)?;
-    match run.newest_checkpoint() {
-        Some(dir) => {
-            let t = Trainer::resume(&dir, train.clone(), &device)?;
-            t.model().check_plays(&cfg.game, &dir)?;
-            Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
-        }
-        None => {
-            let mut model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
-                .map_err(anyhow::Error::msg)?;
-            model.meta.komi_range = cfg.selfplay.komi_range;
-            model.meta.sizes = cfg.selfplay.sizes.clone();
-            Ok((Trainer::new(model, train.clone()), None))
-        }
-    }
-}
-
 fn fit(
     config: &Path,
     run: &Path,
@@ -323,103 +297,7 @@ fn fit(
     let _role = run.lock("train")?;
     run.tidy();
     install_stop_handler();
-    fit_locked(run, &cfg, &train, steps, until, device)
-}
-
-/// One fit of the run, its `train` role held by the caller.
-fn fit_locked(
-    run: &RunDir,
-    cfg: &RunConfig,
-    train: &TrainConfig,
-    steps: Option<u64>,
-    until: Option<u64>,
-    device: &str,
-) -> Result<()> {
-    let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
-    let window = Window::load(run, &cfg.games(), train)?;
-    let start = trainer.state.step;
-    let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
-    if target <= start {
-        println!("already at step {start} (target {target}): nothing to do");
-        return Ok(());
-    }
-    println!(
-        "window: {} of {} samples from {} shards{}; training steps {start}..{target}",
-        window.len(),
-        window.total_samples,
-        window.shards.len(),
-        if window.skipped.is_empty() {
-            String::new()
-        } else {
-            format!(" ({} skipped)", window.skipped.len())
-        }
-    );
-    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
-        format!(
-            "cannot write TensorBoard events in {}",
-            run.tensorboard().display()
-        )
-    })?;
-    let bar = ProgressBar::new(target - start);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}").expect("valid template"),
-    );
-    let t0 = Instant::now();
-    let mut last = parent;
-    let mut sum = Losses::default();
-    let mut n = 0u32;
-    let every = train.checkpoint_every;
-    let mut tb_error = None;
-    trainer.train_until(&window, target, |t, step, l| {
-        sum.add(l);
-        n += 1;
-        let rate = ((step - start) * t.cfg.batch_size as u64) as f64 / t0.elapsed().as_secs_f64();
-        bar.set_message(format!(
-            "| loss {:.3} (policy {:.3} value {:.3} own {:.3}) | {rate:.0} samples/s",
-            l.total, l.policy, l.value, l.ownership
-        ));
-        bar.inc(1);
-        let lr = t.cfg.lr_at(step - 1) as f32;
-        let r = l.log(&mut tb, step, lr, rate as f32);
-        if let Err(e) = r {
-            tb_error.get_or_insert(e);
-        }
-        if every > 0 && step % every == 0 && step < target {
-            let dir = run.checkpoint(step);
-            if let Err(e) = t.save(&dir, last.clone()) {
-                eprintln!("warning: checkpoint {} failed: {e}", dir.display());
-            } else {
-                last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-            }
-        }
-    })?;
-    bar.finish_and_clear();
-    if let Some(e) = tb_error {
-        eprintln!("warning: TensorBoard events not written: {e}");
-    }
-    if selfplay::rundir::stop_requested() {
-        eprintln!(
-            "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
-            trainer.state.step
-        );
-    }
-    let dir = run.checkpoint(trainer.state.step);
-    trainer.save(&dir, last)?;
-    if run.best()?.is_none() {
-        run.set_best(&dir)?;
-    }
-    let mean = sum.scale(1.0 / n.max(1) as f32);
-    println!(
-        "step {}: mean loss {:.4} (policy {:.4}, value {:.4}, ownership {:.4}, policy entropy {:.3}), {:.0} samples/s -> {}",
-        trainer.state.step,
-        mean.total,
-        mean.policy,
-        mean.value,
-        mean.ownership,
-        mean.policy_entropy,
-        (n as f64 * train.batch_size as f64) / t0.elapsed().as_secs_f64(),
-        dir.display()
-    );
+    fit_locked(run, &cfg, &train, steps, until, device, true)?;
     Ok(())
 }
 
@@ -527,10 +405,6 @@ fn trainer(
     until_step: Option<u64>,
     device: &str,
 ) -> Result<()> {
-    anyhow::ensure!(
-        ratio > 0.0 && ratio.is_finite(),
-        "--ratio must be a positive number (got {ratio})"
-    );
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (cfg, train) = load_config(config)?;
@@ -542,43 +416,13 @@ fn trainer(
     run.tidy();
     install_stop_handler();
     let _log = selfplay::logging::init("trainer");
-    let batch = train.batch_size as f64;
-    let mut waiting = false;
-    // Samples of this game per shard. A shard never changes once it has its name, so each is
-    // read once, not on every poll (a cluster's run holds thousands).
-    let mut counted: std::collections::HashMap<PathBuf, usize> = Default::default();
-    while !selfplay::rundir::stop_requested() {
-        let step = run.checkpoints().last().map_or(0, |c| c.0);
-        if until_step.is_some_and(|u| step >= u) {
-            break;
-        }
-        for path in run.shards() {
-            if let std::collections::hash_map::Entry::Vacant(e) = counted.entry(path) {
-                // An unreadable shard is tried again at the next poll.
-                if let Ok(m) = selfplay::shard::read_shard_meta(e.key()) {
-                    e.insert(if m.game == cfg.game { m.samples } else { 0 });
-                }
-            }
-        }
-        let generated: usize = counted.values().sum();
-        let allowed = (ratio * generated as f64 / batch) as u64;
-        let round = until_step.map_or(train.steps, |u| train.steps.min(u - step));
-        if allowed < step + round {
-            if !waiting {
-                tracing::info!("step {step}, {generated} samples generated: waiting for self-play");
-                waiting = true;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            continue;
-        }
-        waiting = false;
-        tracing::info!("step {step}, {generated} samples generated: training {round} steps");
-        fit_locked(run, &cfg, &train, Some(round), None, device)?;
-        if let Some(newest) = run.newest_checkpoint() {
-            run.set_best(&newest)?;
-        }
-    }
-    Ok(())
+    let rounds = TrainerRounds {
+        ratio,
+        until_step,
+        device: device.to_string(),
+        progress: true,
+    };
+    rounds.run(run, &cfg, &train, || true, |_, _| Ok(()))
 }
 
 fn bench(

@@ -535,3 +535,86 @@ fn a_loop_over_two_board_sizes_trains_one_network_that_plays_both() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
+    let dir = temp("concurrent");
+    let config = dir.join("tiny.toml");
+    let text = TINY
+        .replace(
+            "[loop]\n",
+            "[loop]\nconcurrent = true\nselfplay_threads = 1\ntrain_threads = 1\nratio = 4.0\n",
+        )
+        .replace(
+            "[eval]\n",
+            "[eval]\nfinal_opponent = \"mcts:4\"\nfinal_games = 2\n",
+        );
+    std::fs::write(&config, &text).unwrap();
+    let run = dir.join("run");
+    let out = train_loop(&config, &run, &[]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Two training rounds of 4 steps, each checkpoint the best at once; the shards come from
+    // the worker (this process), not from loop iterations; no gate games.
+    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
+    assert_eq!(best.trim(), "000008");
+    let rundir = selfplay::rundir::RunDir::new(&run);
+    let shards = rundir.shards();
+    assert!(!shards.is_empty());
+    for s in &shards {
+        let (_, source) = selfplay::rundir::RunDir::shard_stamp(s).unwrap();
+        assert!(
+            matches!(source, selfplay::rundir::ShardSource::Process { .. }),
+            "{source:?}"
+        );
+    }
+    let iterations = std::fs::read_to_string(run.join("iterations.jsonl")).unwrap();
+    let steps: Vec<u64> = iterations
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["step"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(steps, [4, 8], "{iterations}");
+    // The trainer never ran ahead of the data: 4 samples trained per sample generated at most.
+    let generated: usize = shards
+        .iter()
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum();
+    assert!(
+        8 * 16 <= 4 * generated,
+        "{generated} samples for 128 trained"
+    );
+    let matches = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
+    assert!(!matches.contains(r#""kind":"gate""#), "{matches}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("final model: 000008@8"),
+        "{stdout}"
+    );
+    // Resumed with a higher limit, it goes on from its newest checkpoint and numbers the rounds on.
+    let again = train_loop(&config, &run, &["--iterations", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let iterations = std::fs::read_to_string(run.join("iterations.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(iterations.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (last["iteration"].as_u64(), last["step"].as_u64()),
+        (Some(2), Some(12))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,262 @@
+//! The training role (`train trainer`, and the trainer of a concurrent `train loop`): fit
+//! rounds on the run's replay window whenever the self-play data allows it, each checkpoint
+//! made the best at once. It talks to the self-play workers only through the run directory.
+
+use crate::config::TrainConfig;
+use crate::fit::{Losses, Trainer};
+use crate::tb::EventWriter;
+use crate::window::Window;
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use selfplay::config::RunConfig;
+use selfplay::model::{parse_device, Model};
+use selfplay::rundir::RunDir;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// How the trainer paces itself.
+#[derive(Clone, Debug)]
+pub struct TrainerRounds {
+    /// Samples trained per sample generated, at most: it waits for data rather than
+    /// overfitting.
+    pub ratio: f64,
+    /// Stop once the step counter reaches this.
+    pub until_step: Option<u64>,
+    pub device: String,
+    /// Show each round's progress bar.
+    pub progress: bool,
+}
+
+impl TrainerRounds {
+    /// Fit rounds of `train.steps` steps (the last one cut to `until_step`) while
+    /// `keep_going()` says so and no stop was requested, each as soon as the run's shards
+    /// allow it; each new checkpoint becomes the best and is handed to `after_round` with the
+    /// samples generated so far.
+    pub fn run(
+        &self,
+        run: &RunDir,
+        cfg: &RunConfig,
+        train: &TrainConfig,
+        mut keep_going: impl FnMut() -> bool,
+        mut after_round: impl FnMut(&Fitted, usize) -> Result<()>,
+    ) -> Result<()> {
+        anyhow::ensure!(
+            self.ratio > 0.0 && self.ratio.is_finite(),
+            "the trainer's ratio must be a positive number (got {})",
+            self.ratio
+        );
+        let games = cfg.games();
+        let batch = train.batch_size as f64;
+        let mut waiting = false;
+        // Samples of the config's games per shard. A shard never changes once it has its name,
+        // so each is read once, not on every poll (a cluster's run holds thousands).
+        let mut counted: HashMap<PathBuf, usize> = HashMap::new();
+        while keep_going() && !selfplay::rundir::stop_requested() {
+            let step = run.checkpoints().last().map_or(0, |c| c.0);
+            if self.until_step.is_some_and(|u| step >= u) {
+                break;
+            }
+            let generated = count_samples(run, &games, &mut counted);
+            let allowed = (self.ratio * generated as f64 / batch) as u64;
+            let round = self
+                .until_step
+                .map_or(train.steps, |u| train.steps.min(u - step));
+            if allowed < step + round {
+                if !waiting {
+                    tracing::info!(
+                        "step {step}, {generated} samples generated: waiting for self-play"
+                    );
+                    waiting = true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                continue;
+            }
+            waiting = false;
+            tracing::info!("step {step}, {generated} samples generated: training {round} steps");
+            if let Some(fitted) = fit_locked(
+                run,
+                cfg,
+                train,
+                Some(round),
+                None,
+                &self.device,
+                self.progress,
+            )? {
+                run.set_best(&fitted.dir)?;
+                after_round(&fitted, generated)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Samples of `games` in the run's shards, each shard's metadata read once into `counted`
+/// (an unreadable shard is tried again at the next call).
+fn count_samples(
+    run: &RunDir,
+    games: &[engine::GameConfig],
+    counted: &mut HashMap<PathBuf, usize>,
+) -> usize {
+    for path in run.shards() {
+        if let std::collections::hash_map::Entry::Vacant(e) = counted.entry(path) {
+            if let Ok(m) = selfplay::shard::read_shard_meta(e.key()) {
+                e.insert(if games.contains(&m.game) {
+                    m.samples
+                } else {
+                    0
+                });
+            }
+        }
+    }
+    counted.values().sum()
+}
+
+/// The trainer for a run: resumed from its newest checkpoint (which must play the config's
+/// game), or a fresh network.
+pub fn open_trainer(
+    run: &RunDir,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    device: &str,
+) -> Result<(Trainer, Option<String>)> {
+    let device = parse_device(device)?;
+    match run.newest_checkpoint() {
+        Some(dir) => {
+            let t = Trainer::resume(&dir, train.clone(), &device)?;
+            t.model().check_plays(&cfg.game, &dir)?;
+            Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
+        }
+        None => {
+            let mut model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
+                .map_err(anyhow::Error::msg)?;
+            model.meta.komi_range = cfg.selfplay.komi_range;
+            model.meta.sizes = cfg.selfplay.sizes.clone();
+            Ok((Trainer::new(model, train.clone()), None))
+        }
+    }
+}
+
+/// What a fit wrote: the new checkpoint, the mean losses of its steps, the window's size.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    pub dir: PathBuf,
+    pub step: u64,
+    pub mean: Losses,
+    pub window: usize,
+}
+
+/// One fit of the run, its `train` role held by the caller: `steps` steps (default
+/// `train.steps`) or up to step `until`, from the newest checkpoint, written as a new one
+/// (`None` when the target was already reached). `verbose` shows a progress bar and prints
+/// the window and the mean losses.
+pub fn fit_locked(
+    run: &RunDir,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    steps: Option<u64>,
+    until: Option<u64>,
+    device: &str,
+    verbose: bool,
+) -> Result<Option<Fitted>> {
+    let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
+    let window = Window::load(run, &cfg.games(), train)?;
+    let start = trainer.state.step;
+    let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
+    if target <= start {
+        println!("already at step {start} (target {target}): nothing to do");
+        return Ok(None);
+    }
+    let say = |line: String| {
+        if verbose {
+            println!("{line}")
+        }
+    };
+    say(format!(
+        "window: {} of {} samples from {} shards{}; training steps {start}..{target}",
+        window.len(),
+        window.total_samples,
+        window.shards.len(),
+        if window.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} skipped)", window.skipped.len())
+        }
+    ));
+    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
+        format!(
+            "cannot write TensorBoard events in {}",
+            run.tensorboard().display()
+        )
+    })?;
+    let bar = if verbose {
+        ProgressBar::new(target - start)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}").expect("valid template"),
+    );
+    let t0 = Instant::now();
+    let mut last = parent;
+    let mut sum = Losses::default();
+    let mut n = 0u32;
+    let every = train.checkpoint_every;
+    let mut tb_error = None;
+    trainer.train_until(&window, target, |t, step, l| {
+        sum.add(l);
+        n += 1;
+        let rate = ((step - start) * t.cfg.batch_size as u64) as f64 / t0.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "| loss {:.3} (policy {:.3} value {:.3} own {:.3}) | {rate:.0} samples/s",
+            l.total, l.policy, l.value, l.ownership
+        ));
+        bar.inc(1);
+        let lr = t.cfg.lr_at(step - 1) as f32;
+        let r = l.log(&mut tb, step, lr, rate as f32);
+        if let Err(e) = r {
+            tb_error.get_or_insert(e);
+        }
+        if every > 0 && step % every == 0 && step < target {
+            let dir = run.checkpoint(step);
+            if let Err(e) = t.save(&dir, last.clone()) {
+                eprintln!("warning: checkpoint {} failed: {e}", dir.display());
+            } else {
+                last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            }
+        }
+    })?;
+    bar.finish_and_clear();
+    if let Some(e) = tb_error {
+        eprintln!("warning: TensorBoard events not written: {e}");
+    }
+    if selfplay::rundir::stop_requested() {
+        eprintln!(
+            "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
+            trainer.state.step
+        );
+    }
+    let dir = run.checkpoint(trainer.state.step);
+    trainer.save(&dir, last)?;
+    if run.best()?.is_none() {
+        run.set_best(&dir)?;
+    }
+    let mean = sum.scale(1.0 / n.max(1) as f32);
+    say(format!(
+        "step {}: mean loss {:.4} (policy {:.4}, value {:.4}, ownership {:.4}, policy entropy {:.3}), {:.0} samples/s -> {}",
+        trainer.state.step,
+        mean.total,
+        mean.policy,
+        mean.value,
+        mean.ownership,
+        mean.policy_entropy,
+        (n as f64 * train.batch_size as f64) / t0.elapsed().as_secs_f64(),
+        dir.display()
+    ));
+    Ok(Some(Fitted {
+        dir,
+        step: trainer.state.step,
+        mean,
+        window: window.len(),
+    }))
+}
