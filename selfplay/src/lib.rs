@@ -11,6 +11,7 @@ pub mod config;
 pub mod conv;
 pub mod fused;
 pub mod generate;
+pub mod lease;
 pub mod logging;
 pub mod model;
 pub mod net;

@@ -506,7 +506,30 @@ impl RunDir {
         }
         file.read_to_string(&mut holder)
             .map_err(io_error(&path, "read the lock file"))?;
-        let previous = (!holder.trim().is_empty()).then(|| describe_holder(&holder));
+        // The file lock keeps out a second holder on this machine (and on filesystems whose
+        // locks reach across machines); the lease keeps one out on another machine where they
+        // do not.
+        let lease_path = path.with_extension("lease");
+        let lease = crate::lease::Lease::take(&lease_path).map_err(|e| match e {
+            crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
+                run: self.root.clone(),
+                role: role.into(),
+                holder,
+            },
+            crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
+                path,
+                action: "take the lease",
+                source,
+            },
+        })?;
+        let previous = (!holder.trim().is_empty())
+            .then(|| describe_holder(&holder))
+            .or_else(|| {
+                lease
+                    .previous
+                    .as_ref()
+                    .map(|h| format!("pid {} on {}", h.pid, h.host))
+            });
         let me = format!("{} {}\n", std::process::id(), host_name());
         (|| {
             file.set_len(0)?;
@@ -519,6 +542,7 @@ impl RunDir {
             file,
             path,
             previous,
+            lease,
         })
     }
 
@@ -646,6 +670,16 @@ pub struct RoleLock {
     path: PathBuf,
     /// The holder recorded by a process that died without releasing the role.
     pub previous: Option<String>,
+    /// Renewed while the role is held, removed when it is released.
+    lease: crate::lease::Lease,
+}
+
+impl RoleLock {
+    /// Whether another machine took the role over while this process stalled past its
+    /// lease (a holder should then stop writing).
+    pub fn lost(&self) -> bool {
+        self.lease.lost()
+    }
 }
 
 impl Drop for RoleLock {
@@ -678,7 +712,7 @@ pub fn host_name() -> String {
 
 /// Whether process `pid` runs on this machine (`true` where that cannot be known, so a file
 /// that may be in use is never removed).
-fn process_alive(pid: u32) -> bool {
+pub(crate) fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
@@ -936,6 +970,32 @@ mod tests {
         std::fs::write(run.lock_file("train"), "4000000 elsewhere\n").unwrap();
         let taken = run.lock("train").unwrap();
         assert_eq!(taken.previous.as_deref(), Some("pid 4000000 on elsewhere"));
+    }
+
+    #[test]
+    fn a_live_lease_of_another_machine_keeps_the_role_until_it_expires() {
+        let run = scratch("lease");
+        std::fs::create_dir_all(run.root().join("locks")).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        // The other machine's file lock does not reach here; its lease does.
+        let lease = run.root().join("locks/train.lease.1");
+        std::fs::write(&lease, format!("77 node-7 {}\n", now + 60_000)).unwrap();
+        let e = run.lock("train").unwrap_err().to_string();
+        assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
+        assert!(e.contains("`train` role"), "{e}");
+        // Once it has expired (the holder crashed), the role is taken and the holder named.
+        std::fs::write(&lease, format!("77 node-7 {}\n", now - 1)).unwrap();
+        let taken = run.lock("train").unwrap();
+        assert_eq!(taken.previous.as_deref(), Some("pid 77 on node-7"));
+        assert!(!taken.lost());
+        drop(taken);
+        assert!(
+            !run.root().join("locks/train.lease.2").exists(),
+            "a released role leaves no lease"
+        );
     }
 
     #[test]

@@ -307,7 +307,7 @@ struct Looper {
     threads: usize,
     gate_visits: u32,
     rating_visits: u32,
-    _roles: [RoleLock; 2],
+    roles: [RoleLock; 2],
 }
 
 /// Run the loop until its iteration or time limit, or a stop request (SIGINT/SIGTERM, which
@@ -433,7 +433,11 @@ impl Looper {
                     &self.run,
                     &self.cfg.run,
                     &self.cfg.train,
-                    || !self.limit_reached(this_round(), t_start) && !playing.is_finished(),
+                    || {
+                        !self.limit_reached(this_round(), t_start)
+                            && !playing.is_finished()
+                            && !self.roles.iter().any(RoleLock::lost)
+                    },
                     |fitted, generated| {
                         let summary = IterationSummary {
                             iteration: this_round(),
@@ -559,7 +563,7 @@ impl Looper {
             threads,
             gate_visits,
             rating_visits,
-            _roles: roles,
+            roles,
         };
         looper.first_checkpoint()?;
         Ok(looper)

@@ -411,7 +411,7 @@ fn trainer(
     let run = &RunDir::new(run);
     std::fs::create_dir_all(run.root())
         .with_context(|| format!("cannot create {}", run.root().display()))?;
-    let _role = run.lock("train")?;
+    let role = run.lock("train")?;
     run.freeze_config(config, &text)?;
     run.tidy();
     install_stop_handler();
@@ -422,7 +422,13 @@ fn trainer(
         device: device.to_string(),
         progress: true,
     };
-    rounds.run(run, &cfg, &train, || true, |_, _| Ok(()))
+    // A trainer that stalled past its lease while another machine took the role stops.
+    rounds.run(run, &cfg, &train, || !role.lost(), |_, _| Ok(()))?;
+    anyhow::ensure!(
+        !role.lost(),
+        "another trainer took the run's `train` role over (this one stalled past its lease)"
+    );
+    Ok(())
 }
 
 fn bench(
