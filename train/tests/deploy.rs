@@ -3,7 +3,8 @@
 //! LIFELINE_REQUIRE_K8S=1), and the Slurm scripts run a tiny run through `submit.sh` with a
 //! stand-in `sbatch` that starts each job as a local process, as Slurm would on one node:
 //! checkpoints advance, both workers' shards arrive, and a worker killed as `scancel` would
-//! kill it leaves no half-written shard behind.
+//! kill it leaves no half-written shard behind. Where Slurm is installed and the test runs as
+//! root, the same run goes through a real one-node Slurm cluster too.
 
 use selfplay::rundir::{RunDir, ShardSource};
 use std::collections::BTreeSet;
@@ -150,50 +151,188 @@ fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
         );
         assert!(String::from_utf8_lossy(&out.stdout).contains("2 workers"));
         assert_eq!(jobs.len(), 4, "trainer, two workers, rater: {pids}");
-        let rundir = RunDir::new(&run);
-        let workers = || -> BTreeSet<u32> {
-            rundir
-                .shards()
-                .iter()
-                .filter_map(|p| match RunDir::shard_stamp(p)?.1 {
-                    ShardSource::Process { pid, .. } => Some(pid),
-                    ShardSource::Iteration(_) => None,
-                })
-                .collect()
-        };
-        wait_for("shards of both workers", Duration::from_secs(120), || {
-            workers().len() == 2
+        check_submitted_run(&run, || {
+            kill(&jobs.iter().find(|j| j.0 == "selfplay.sbatch").unwrap().1)
         });
-        wait_for("two checkpoints", Duration::from_secs(120), || {
-            rundir.checkpoints().len() >= 2
-        });
-        // scancel of one worker: the other goes on, and every shard on disk is whole.
-        let (_, first_worker) = jobs.iter().find(|j| j.0 == "selfplay.sbatch").unwrap();
-        kill(first_worker);
-        let before = rundir.shards().len();
-        wait_for(
-            "more shards after a worker is gone",
-            Duration::from_secs(60),
-            || rundir.shards().len() > before + 1,
-        );
-        for shard in rundir.shards() {
-            selfplay::shard::read_shard_meta(&shard)
-                .unwrap_or_else(|e| panic!("{}: {e}", shard.display()));
-        }
-        let best = rundir.best().unwrap().expect("a best checkpoint");
-        assert!(rundir
-            .checkpoints()
-            .iter()
-            .any(|c| c.1.file_name() == best.file_name()));
     }));
     stop_all();
     if let Err(e) = result {
-        for log in std::fs::read_dir(&fake).unwrap().flatten() {
+        print_logs(&[fake.clone()]);
+        std::panic::resume_unwind(e);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The run that submit.sh started (two workers, trainer, rater): shards of both workers arrive
+/// and checkpoints advance; after `cancel_one_worker` (what scancel does) the other worker goes
+/// on, every shard on disk is whole, and the best pointer names a checkpoint.
+fn check_submitted_run(run: &Path, cancel_one_worker: impl FnOnce()) {
+    let rundir = RunDir::new(run);
+    let workers = || -> BTreeSet<u32> {
+        rundir
+            .shards()
+            .iter()
+            .filter_map(|p| match RunDir::shard_stamp(p)?.1 {
+                ShardSource::Process { pid, .. } => Some(pid),
+                ShardSource::Iteration(_) => None,
+            })
+            .collect()
+    };
+    wait_for("shards of both workers", Duration::from_secs(120), || {
+        workers().len() == 2
+    });
+    wait_for("two checkpoints", Duration::from_secs(120), || {
+        rundir.checkpoints().len() >= 2
+    });
+    cancel_one_worker();
+    let before = rundir.shards().len();
+    wait_for(
+        "more shards after a worker is gone",
+        Duration::from_secs(60),
+        || rundir.shards().len() > before + 1,
+    );
+    // Every shard on disk is whole, and none is written twice: each batch has a seed of its
+    // own, and its games are in its record file beside it.
+    let mut seeds = BTreeSet::new();
+    for shard in rundir.shards() {
+        let meta = selfplay::shard::read_shard_meta(&shard)
+            .unwrap_or_else(|e| panic!("{}: {e}", shard.display()));
+        assert!(seeds.insert(meta.seed), "seed {:?} twice", meta.seed);
+        let name = shard.file_name().unwrap().to_string_lossy().into_owned();
+        let records =
+            shard.with_file_name(name.replace("shard-", "records-").replace(".npz", ".jsonl"));
+        let games = std::fs::read_to_string(&records).unwrap().lines().count();
+        assert_eq!(games, meta.games, "{}", records.display());
+    }
+    let best = rundir.best().unwrap().expect("a best checkpoint");
+    assert!(rundir
+        .checkpoints()
+        .iter()
+        .any(|c| c.1.file_name() == best.file_name()));
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn print_logs(dirs: &[PathBuf]) {
+    for dir in dirs {
+        for log in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             if log.path().extension().is_some_and(|e| e == "log") {
                 let text = std::fs::read_to_string(log.path()).unwrap_or_default();
                 eprintln!("--- {}:\n{text}", log.path().display());
             }
         }
+    }
+}
+
+/// The same run on a real one-node Slurm cluster (Debian's slurm-wlm and munge, started by
+/// deploy/slurm/local-cluster.sh; root only, as slurmd starts jobs): submit.sh submits the
+/// jobs, sbatch and scancel are Slurm's own. CI installs the packages and sets
+/// LIFELINE_REQUIRE_SLURM=1.
+#[test]
+fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_train")).parent().unwrap();
+    let has_slurm = Command::new("slurmctld")
+        .arg("-V")
+        .output()
+        .or_else(|_| Command::new("/usr/sbin/slurmctld").arg("-V").output())
+        .is_ok_and(|o| o.status.success());
+    if !has_slurm || !is_root() || !["selfplay", "eval"].iter().all(|b| bin.join(b).is_file()) {
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_SLURM").is_err(),
+            "a Slurm cluster is required: slurmctld found {has_slurm}, root {}",
+            is_root()
+        );
+        eprintln!("no slurmctld, not root, or binaries not built: skipped");
+        return;
+    }
+    let dir = temp("slurm-real");
+    let cluster = dir.join("cluster");
+    let script = repo().join("deploy/slurm/local-cluster.sh");
+    let path = format!(
+        "/usr/sbin:/sbin:{}",
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let started = Command::new("bash")
+        .arg(&script)
+        .arg("start")
+        .arg(&cluster)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let stop_cluster = || {
+        let _ = Command::new("bash")
+            .arg(&script)
+            .arg("stop")
+            .arg(&cluster)
+            .env("PATH", &path)
+            .status();
+    };
+    if !started.status.success() {
+        stop_cluster();
+        print_logs(&[cluster.join("log")]);
+        panic!(
+            "the one-node cluster did not start: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+    }
+    let conf = cluster.join("slurm.conf");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    let out = Command::new("bash")
+        .arg(repo().join("deploy/slurm/submit.sh"))
+        .arg(&config)
+        .arg(&run)
+        .arg("2")
+        .env("PATH", &path)
+        .env("SLURM_CONF", &conf)
+        .env("LIFELINE_BIN", bin)
+        .env("DEVICE", "cpu")
+        .env("RATIO", "1")
+        .env("GAMES", "4")
+        // The scripts ask for a GPU and many cores, as on a real cluster; a 2-core test node
+        // has neither.
+        .env("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // "trainer job 1, self-play array 2 (2 workers), rater job 3"
+    let jobs: Vec<String> = stdout
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect();
+    let scancel = |what: &str| {
+        let _ = Command::new("scancel")
+            .arg(what)
+            .env("PATH", &path)
+            .env("SLURM_CONF", &conf)
+            .status();
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert!(
+            out.status.success() && jobs.len() == 4,
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("2 workers"), "{stdout}");
+        check_submitted_run(&run, || scancel(&format!("{}_0", jobs[1])));
+    }));
+    for job in [0, 1, 3].iter().filter_map(|&i| jobs.get(i)) {
+        scancel(job);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    stop_cluster();
+    if let Err(e) = result {
+        print_logs(&[run.clone(), cluster.join("log")]);
         std::panic::resume_unwind(e);
     }
     let _ = std::fs::remove_dir_all(&dir);
