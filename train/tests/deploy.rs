@@ -157,7 +157,7 @@ fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
     }));
     stop_all();
     if let Err(e) = result {
-        print_logs(&[fake.clone()]);
+        print_logs(std::slice::from_ref(&fake));
         std::panic::resume_unwind(e);
     }
     let _ = std::fs::remove_dir_all(&dir);
