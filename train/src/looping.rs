@@ -267,6 +267,9 @@ impl IterationSummary {
         };
         let selfplay = if self.resumed && self.games == 0 {
             "self-play done before the restart".to_string()
+        } else if self.games == 0 {
+            // A concurrent loop's round: the worker's samples since the previous round.
+            format!("{} samples generated", self.samples)
         } else {
             format!("{} games {} samples", self.games, self.samples)
         };
@@ -349,14 +352,7 @@ pub fn run_loop(
         }
         match looper.advance(&mut state, &mut summary, &mut t_iter) {
             Ok(Some(finished)) => {
-                let record = IterationRecord {
-                    iteration: finished.iteration,
-                    loop_seconds: earlier_seconds + t_start.elapsed().as_secs_f64(),
-                    best: finished.best.clone(),
-                    step: finished.step,
-                };
-                let line = serde_json::to_string(&record)?;
-                eval::results::append_line(&looper.run.iterations(), &line)?;
+                looper.record(&finished, earlier_seconds + t_start.elapsed().as_secs_f64())?;
                 report(&finished);
                 done.push(finished);
             }
@@ -375,8 +371,22 @@ pub fn run_loop(
 }
 
 impl Looper {
-    /// `loop.concurrent`: a self-play worker on its own thread and the trainer on this one,
-    /// each on its share of the cores, talking only through the run directory as the separate
+    /// Append a finished iteration (or training round) to `iterations.jsonl`, at `loop_seconds`
+    /// of loop time.
+    fn record(&self, finished: &IterationSummary, loop_seconds: f64) -> Result<()> {
+        let record = IterationRecord {
+            iteration: finished.iteration,
+            loop_seconds,
+            best: finished.best.clone(),
+            step: finished.step,
+        };
+        let line = serde_json::to_string(&record)?;
+        eval::results::append_line(&self.run.iterations(), &line)?;
+        Ok(())
+    }
+
+    /// `loop.concurrent`: a self-play worker on a thread of its own and the trainer on a
+    /// thread pool of its own, each on its share of the cores, talking only through the run directory as the separate
     /// roles would; every training round is a line of `iterations.jsonl` (its checkpoint and
     /// loop time, which the learning benchmark reads). Ends at the iteration or time limit or a
     /// stop request; the worker finishes its batch in flight first. Resumes like the roles: the
@@ -421,7 +431,7 @@ impl Looper {
         let this_round = || round.load(std::sync::atomic::Ordering::Relaxed);
         let stop = std::sync::atomic::AtomicBool::new(false);
         let mut done = Vec::new();
-        let (mut t_round, mut generated_before) = (Instant::now(), None);
+        let (mut t_round, mut generated_before) = (Instant::now(), 0);
         std::thread::scope(|scope| -> Result<()> {
             let playing = scope.spawn(|| {
                 selfplay::roles::self_play_worker(config, self.run.root(), &worker, |_| {
@@ -439,10 +449,11 @@ impl Looper {
                             && !self.roles.iter().any(RoleLock::lost)
                     },
                     |fitted, generated| {
+                        let since = generated - generated_before;
+                        let loop_seconds = earlier_seconds + t_start.elapsed().as_secs_f64();
                         let summary = IterationSummary {
                             iteration: this_round(),
-                            games: 0,
-                            samples: generated - generated_before.unwrap_or(generated),
+                            samples: since,
                             window: fitted.window,
                             losses: Some(fitted.mean),
                             step: fitted.step,
@@ -451,20 +462,11 @@ impl Looper {
                             seconds: t_round.elapsed().as_secs_f64(),
                             ..Default::default()
                         };
-                        let record = IterationRecord {
-                            iteration: summary.iteration,
-                            loop_seconds: earlier_seconds + t_start.elapsed().as_secs_f64(),
-                            best: summary.best.clone(),
-                            step: summary.step,
-                        };
-                        eval::results::append_line(
-                            &self.run.iterations(),
-                            &serde_json::to_string(&record)?,
-                        )?;
+                        self.record(&summary, loop_seconds)?;
                         report(&summary);
                         done.push(summary);
                         round.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        (t_round, generated_before) = (Instant::now(), Some(generated));
+                        (t_round, generated_before) = (Instant::now(), generated);
                         Ok(())
                     },
                 )

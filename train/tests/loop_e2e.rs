@@ -616,5 +616,34 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
         (last["iteration"].as_u64(), last["step"].as_u64()),
         (Some(2), Some(12))
     );
+    // Killed outright mid-run, it resumes: the dead holder's lock and lease are taken over,
+    // and every shard and checkpoint on disk is whole.
+    let mut child = train_loop(&config, &run, &["--iterations", "40"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !run.join("models/000020/weights.bpk").exists() && t0.elapsed() < Duration::from_secs(120)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let out = train_loop(&config, &run, &["--iterations", "8"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rundir = selfplay::rundir::RunDir::new(&run);
+    for s in rundir.shards() {
+        selfplay::shard::read_shard_meta(&s).unwrap();
+    }
+    let newest = rundir.newest_checkpoint().unwrap();
+    selfplay::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
+    assert!(rundir.checkpoints().last().unwrap().0 >= 24);
     let _ = std::fs::remove_dir_all(&dir);
 }
