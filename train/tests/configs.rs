@@ -60,6 +60,17 @@ fn invalid_configs_name_the_file_and_field() {
         ("blocks = 4", "blocks = 0", "network.blocks"),
         ("[loop]", "[loop]\ndevice = \"tpu\"", "loop.device"),
         ("size = 5", "size = 2", "size"),
+        (
+            "selfplay_threads = 1",
+            "selfplay_threads = 0",
+            "loop.selfplay_threads",
+        ),
+        ("ratio = 4.0", "ratio = nan", "loop.ratio"),
+        (
+            "threads = 2\n",
+            "threads = 2\nsizes = [5, 13]\n",
+            "selfplay.sizes",
+        ),
     ] {
         assert!(base.contains(from), "{from}");
         let path = dir.join("bad.toml");
