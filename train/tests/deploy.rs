@@ -82,6 +82,29 @@ done
 echo $!
 "#;
 
+/// `submit.sh CONFIG RUN 2` with the workspace's binaries, on the CPU, 4 games per shard and
+/// one sample trained per sample generated, and `env` (the cluster's settings).
+fn submit_tiny_run(
+    config: &Path,
+    run: &Path,
+    bin: &Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut c = Command::new("bash");
+    c.arg(repo().join("deploy/slurm/submit.sh"))
+        .arg(config)
+        .arg(run)
+        .arg("2")
+        .env("LIFELINE_BIN", bin)
+        .env("DEVICE", "cpu")
+        .env("RATIO", "1")
+        .env("GAMES", "4");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
 fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !done() {
@@ -121,19 +144,12 @@ fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
         fake.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("bash")
-        .arg(repo().join("deploy/slurm/submit.sh"))
-        .arg(&config)
-        .arg(&run)
-        .arg("2")
-        .env("PATH", &path)
-        .env("FAKE_SLURM", &fake)
-        .env("LIFELINE_BIN", bin)
-        .env("DEVICE", "cpu")
-        .env("RATIO", "1")
-        .env("GAMES", "4")
-        .output()
-        .unwrap();
+    let out = submit_tiny_run(
+        &config,
+        &run,
+        bin,
+        &[("PATH", &path), ("FAKE_SLURM", &fake.display().to_string())],
+    );
     let pids = std::fs::read_to_string(fake.join("pids")).unwrap_or_default();
     let jobs: Vec<(String, String)> = pids
         .lines()
@@ -284,22 +300,18 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    let out = Command::new("bash")
-        .arg(repo().join("deploy/slurm/submit.sh"))
-        .arg(&config)
-        .arg(&run)
-        .arg("2")
-        .env("PATH", &path)
-        .env("SLURM_CONF", &conf)
-        .env("LIFELINE_BIN", bin)
-        .env("DEVICE", "cpu")
-        .env("RATIO", "1")
-        .env("GAMES", "4")
-        // The scripts ask for a GPU and many cores, as on a real cluster; a 2-core test node
-        // has neither.
-        .env("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none")
-        .output()
-        .unwrap();
+    // The scripts ask for a GPU and many cores, as on a real cluster; a 2-core test node has
+    // neither.
+    let out = submit_tiny_run(
+        &config,
+        &run,
+        bin,
+        &[
+            ("PATH", &path),
+            ("SLURM_CONF", &conf.display().to_string()),
+            ("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none"),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     // "trainer job 1, self-play array 2 (2 workers), rater job 3"
     let jobs: Vec<String> = stdout

@@ -1,7 +1,7 @@
 //! `train loop` end to end on a tiny config: two iterations leave checkpoints, shards, records,
 //! ratings and TensorBoard files; a loop killed mid-run resumes and finishes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,21 @@ fn train_loop(config: &Path, run: &Path, extra: &[&str]) -> Command {
         .arg(run)
         .args(extra);
     c
+}
+
+/// Write `text` to `config` and run the loop to its end in `dir/run`; returns the run
+/// directory and what the loop printed.
+fn finished_loop(dir: &Path, config: &Path, text: &str) -> (PathBuf, String) {
+    std::fs::write(config, text).unwrap();
+    let run = dir.join("run");
+    let out = train_loop(config, &run, &[]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (run, stdout)
 }
 
 #[test]
@@ -130,15 +145,7 @@ fn newest_promotion_skips_the_gate_and_the_loop_ends_with_the_final_match() {
             "[eval]\n",
             "[eval]\nfinal_opponent = \"mcts:4\"\nfinal_games = 4\n",
         );
-    std::fs::write(&config, &text).unwrap();
-    let run = dir.join("run");
-    let out = train_loop(&config, &run, &[]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (run, stdout) = finished_loop(&dir, &config, &text);
     // Every new checkpoint became the best, with no gate game played.
     let best = std::fs::read_to_string(run.join("models/best")).unwrap();
     assert_eq!(best.trim(), "000008");
@@ -498,15 +505,7 @@ fn a_loop_over_two_board_sizes_trains_one_network_that_plays_both() {
         .replace("[selfplay]\n", "[selfplay]\nsizes = [3, 4]\n")
         .replace("[loop]\n", "[loop]\npromote = \"newest\"\n")
         .replace("games = 4\n", "games = 8\n");
-    std::fs::write(&config, &text).unwrap();
-    let run = dir.join("run");
-    let out = train_loop(&config, &run, &[]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (run, _) = finished_loop(&dir, &config, &text);
     // One shard per size and iteration, each of its own board.
     let shards = files(&run.join("selfplay"), "shard-");
     for it in [0, 1] {
@@ -549,15 +548,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
             "[eval]\n",
             "[eval]\nfinal_opponent = \"mcts:4\"\nfinal_games = 2\n",
         );
-    std::fs::write(&config, &text).unwrap();
-    let run = dir.join("run");
-    let out = train_loop(&config, &run, &[]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (run, stdout) = finished_loop(&dir, &config, &text);
     // Two training rounds of 4 steps, each checkpoint the best at once; the shards come from
     // the worker (this process), not from loop iterations; no gate games.
     let best = std::fs::read_to_string(run.join("models/best")).unwrap();
