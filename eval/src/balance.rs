@@ -448,13 +448,7 @@ fn player_for<'a>(
 ) -> Result<&'a Contestant, EvalError> {
     let mut why = Vec::new();
     for &p in players {
-        let refused = match &p.brain {
-            crate::players::Brain::Net { model, .. } => {
-                games.iter().find_map(|g| model.meta.plays(g).err())
-            }
-            _ => None,
-        };
-        match refused {
+        match games.iter().find_map(|g| p.plays(g).err()) {
             None => return Ok(p),
             Some(w) => why.push(format!("{}: {w}", p.info.name)),
         }

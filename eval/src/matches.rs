@@ -268,15 +268,13 @@ impl<'a> Table<'a> {
         // A network plays only the games it was trained for (a study may ask for other sizes,
         // komi or balancing methods than the config it was loaded with).
         for p in players {
-            if let Brain::Net { model, .. } = &p.brain {
-                model.meta.plays(game).map_err(|why| {
-                    EvalError::Config(format!(
-                        "{} cannot play {}: {why}",
-                        p.info.name,
-                        game.label()
-                    ))
-                })?;
-            }
+            p.plays(game).map_err(|why| {
+                EvalError::Config(format!(
+                    "{} cannot play {}: {why}",
+                    p.info.name,
+                    game.label()
+                ))
+            })?;
         }
         let evals = [
             side_eval(players[0], opts.seed ^ 0xA11CE ^ first as u64),

@@ -210,6 +210,15 @@ impl Contestant {
         Ok(c)
     }
 
+    /// Whether this player can play `game`: a network only the games it was trained for
+    /// ([`selfplay::model::ModelMeta::plays`]), a searcher any game.
+    pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
+        match &self.brain {
+            Brain::Net { model, .. } => model.meta.plays(game),
+            Brain::Random | Brain::Mcts { .. } => Ok(()),
+        }
+    }
+
     /// Visits per decision of a searching player.
     pub fn search_config(&self) -> Option<&SearchConfig> {
         match &self.brain {

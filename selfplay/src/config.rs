@@ -38,14 +38,8 @@ impl RunConfig {
     /// the config's size alone).
     pub fn games(&self) -> Vec<GameConfig> {
         self.selfplay
-            .sizes_of(&self.game)
-            .into_iter()
-            .map(|s| {
-                self.game
-                    .with_size(s)
-                    .expect("sizes are checked when the config is read")
-            })
-            .collect()
+            .sized_games(&self.game)
+            .expect("sizes are checked when the config is read")
     }
 
     pub fn load(path: &Path) -> Result<RunConfig, String> {

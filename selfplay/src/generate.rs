@@ -134,8 +134,12 @@ where
     F: Fn(usize) -> E + Sync,
 {
     // Fail before playing, not after, when the results cannot be written.
-    for size in cfg.selfplay.sizes_of(&cfg.game) {
-        ShardMeta::new(&cfg.game.with_size(size).map_err(sized)?, out.model, seed)?;
+    let sized = cfg
+        .selfplay
+        .sized_games(&cfg.game)
+        .map_err(GenerateError::Config)?;
+    for game in &sized {
+        ShardMeta::new(game, out.model, seed)?;
     }
     check_writable(&out.run.selfplay())?;
     let t0 = Instant::now();
@@ -149,11 +153,14 @@ where
     // carries the size, so the shards of one call cannot share a name.
     let stamp = RunDir::new_stamp(out.iteration);
     for (size, (samples, records)) in by_size {
-        let game = cfg.game.with_size(size).map_err(sized)?;
+        let game = sized
+            .iter()
+            .find(|g| g.size() == size)
+            .expect("every game's size is one of the sizes played");
         let meta = ShardMeta {
             samples: samples.len(),
             games: records.len(),
-            ..ShardMeta::new(&game, out.model, seed)?
+            ..ShardMeta::new(game, out.model, seed)?
         };
         let paths = match cfg.selfplay.sizes {
             Some(_) => out.run.shard(&format!("{stamp}-size{size}")),
@@ -167,10 +174,6 @@ where
         summary.records.push(paths.records);
     }
     Ok(summary)
-}
-
-fn sized(e: String) -> GenerateError {
-    GenerateError::Config(format!("selfplay.sizes: {e}"))
 }
 
 /// Finished games by board size: their samples and records.

@@ -72,26 +72,15 @@ pub enum LeaseError {
 
 /// A lease held by this process, renewed on a thread of its own until it is dropped (which
 /// removes the file).
+#[derive(Debug)]
 pub struct Lease {
     path: PathBuf,
     number: u64,
-    me: Holder,
     /// The holder this lease replaced (a process that ended without releasing it).
     pub previous: Option<Holder>,
     lost: Arc<AtomicBool>,
     stop: Option<std::sync::mpsc::Sender<()>>,
     renewer: Option<std::thread::JoinHandle<()>>,
-}
-
-impl std::fmt::Debug for Lease {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lease")
-            .field("path", &generation(&self.path, self.number))
-            .field("me", &self.me)
-            .field("previous", &self.previous)
-            .field("lost", &self.lost())
-            .finish()
-    }
 }
 
 impl Lease {
@@ -136,7 +125,6 @@ impl Lease {
         Ok(Lease {
             path: path.to_path_buf(),
             number,
-            me,
             previous,
             lost,
             stop: Some(stop),
@@ -288,11 +276,16 @@ pub fn take(
 }
 
 /// Rewrite our lease number `n` with a later expiry; `false` when a newer lease replaced it.
+/// A write that fails is said and tried again at the next renewal (the lease stays ours
+/// until it expires).
 fn renew(base: &Path, n: u64, renewed: &Holder) -> bool {
     if newest(base).map(|(m, _)| m) != Some(n) {
         return false;
     }
-    crate::rundir::write_atomic(&generation(base, n), renewed.line().as_bytes()).is_ok()
+    if let Err(e) = crate::rundir::write_atomic(&generation(base, n), renewed.line().as_bytes()) {
+        tracing::warn!("cannot renew the lease: {e}");
+    }
+    true
 }
 
 #[cfg(test)]

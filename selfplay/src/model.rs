@@ -69,8 +69,8 @@ impl ModelMeta {
     /// Whether this network can play `game`: the same game with the same rules and input
     /// planes, on a board size it was trained on ([`ModelMeta::sizes`]), at a komi inside its
     /// training range ([`ModelMeta::komi_range`]; komi is an input plane, and balance studies
-    /// need one network at many komi). Anything else (another game, balancing method, board set or capture
-    /// rule, board size or komi) is refused with the reason.
+    /// need one network at many komi). Anything else (another game, balancing method, board
+    /// set or capture rule, board size or komi) is refused with the reason.
     pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
         if rules_of(&self.game) != rules_of(game) {
             return Err(format!(

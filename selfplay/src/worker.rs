@@ -93,35 +93,31 @@ impl SelfPlayConfig {
                     .map_err(|e| format!("selfplay.komi_range: {e}"))?;
             }
         }
-        if let Some(sizes) = &self.sizes {
-            if sizes.is_empty() {
-                return Err(
-                    "selfplay.sizes is empty (leave it out to play the config's size)".into(),
-                );
-            }
-            for &size in sizes {
-                game.with_size(size)
-                    .map_err(|e| format!("selfplay.sizes: {e}"))?;
-            }
+        if self.sizes.as_ref().is_some_and(Vec::is_empty) {
+            return Err("selfplay.sizes is empty (leave it out to play the config's size)".into());
         }
-        Ok(())
+        self.sized_games(game).map(|_| ())
     }
 
-    /// The board sizes self-play plays: `sizes`, or the config's size alone.
-    pub fn sizes_of(&self, game: &GameConfig) -> Vec<usize> {
-        self.sizes.clone().unwrap_or_else(|| vec![game.size()])
+    /// `game` at each size of `sizes`, or `game` alone; an error names a size the game cannot
+    /// have.
+    pub fn sized_games(&self, game: &GameConfig) -> Result<Vec<GameConfig>, String> {
+        match &self.sizes {
+            Some(sizes) => sizes
+                .iter()
+                .map(|&s| {
+                    game.with_size(s)
+                        .map_err(|e| format!("selfplay.sizes: {e}"))
+                })
+                .collect(),
+            None => Ok(vec![game.clone()]),
+        }
     }
 
     /// The games self-play starts from: one per size of `sizes` and komi of `komi_range`, or
     /// `game` alone.
     pub fn starts(&self, game: &GameConfig) -> Vec<(GameConfig, AnyGame)> {
-        let sized: Vec<GameConfig> = match &self.sizes {
-            Some(sizes) => sizes
-                .iter()
-                .map(|&s| game.with_size(s).expect("checked sizes"))
-                .collect(),
-            None => vec![game.clone()],
-        };
+        let sized = self.sized_games(game).expect("checked sizes");
         let configs: Vec<GameConfig> = match self.komi_range {
             Some([lo, hi]) => sized
                 .iter()

@@ -575,15 +575,8 @@ impl Looper {
     /// exists but is broken is an error, never replaced by an ungated checkpoint.
     fn first_checkpoint(&self) -> Result<()> {
         if self.run.checkpoints().is_empty() {
-            let mut model = Model::random(
-                &self.cfg.run.game,
-                &self.cfg.run.network,
-                &self.device,
-                self.cfg.train.seed,
-            )
-            .map_err(anyhow::Error::msg)?;
-            model.meta.komi_range = self.cfg.run.selfplay.komi_range;
-            model.meta.sizes = self.cfg.run.selfplay.sizes.clone();
+            let model =
+                crate::roles::fresh_model(&self.cfg.run, &self.device, self.cfg.train.seed)?;
             let dir = self.run.checkpoint(0);
             Trainer::new(model, self.cfg.train.clone()).save(&dir, None)?;
         }

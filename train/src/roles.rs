@@ -127,14 +127,21 @@ pub fn open_trainer(
             t.model().check_plays(&cfg.game, &dir)?;
             Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
         }
-        None => {
-            let mut model = Model::random(&cfg.game, &cfg.network, &device, train.seed)
-                .map_err(anyhow::Error::msg)?;
-            model.meta.komi_range = cfg.selfplay.komi_range;
-            model.meta.sizes = cfg.selfplay.sizes.clone();
-            Ok((Trainer::new(model, train.clone()), None))
-        }
+        None => Ok((
+            Trainer::new(fresh_model(cfg, &device, train.seed)?, train.clone()),
+            None,
+        )),
     }
+}
+
+/// A randomly initialised network for `cfg`, its metadata naming the komi and sizes its
+/// self-play will play (so that it may play them).
+pub fn fresh_model(cfg: &RunConfig, device: &burn::tensor::Device, seed: u64) -> Result<Model> {
+    let mut model =
+        Model::random(&cfg.game, &cfg.network, device, seed).map_err(anyhow::Error::msg)?;
+    model.meta.komi_range = cfg.selfplay.komi_range;
+    model.meta.sizes = cfg.selfplay.sizes.clone();
+    Ok(model)
 }
 
 /// What a fit wrote: the new checkpoint, the mean losses of its steps, the window's size.
