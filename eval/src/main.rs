@@ -66,8 +66,9 @@ enum Command {
     Rate {
         #[arg(long)]
         config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: selfplay::store::RunLocation,
         #[arg(long)]
         follow: bool,
         #[arg(long, default_value = "cpu")]
@@ -311,7 +312,11 @@ fn main() -> Result<()> {
             run,
             follow,
             device,
-        } => rate(&config, &run, follow, &device)?,
+        } => {
+            let run = run.open(selfplay::store::Pulls::Everything)?;
+            rate(&config, run.path(), follow, &device)?;
+            run.finish()?;
+        }
         Command::Serve {
             model,
             config,

@@ -70,11 +70,118 @@ pub enum LeaseError {
     },
 }
 
+/// Where the numbered files of one lease live: a directory ([`DirLease`], local or on a
+/// shared filesystem) or an object store (`crate::store`). The one guarantee a lease needs
+/// from its storage: of several concurrent creators of one number, exactly one succeeds.
+pub trait LeaseFiles: Send + Sync + std::fmt::Debug {
+    /// The numbers present, lowest first.
+    fn numbers(&self) -> std::io::Result<Vec<u64>>;
+    /// The text of number `n`; `None` when it is gone.
+    fn read(&self, n: u64) -> std::io::Result<Option<String>>;
+    /// Create number `n` holding `text`; `Ok(false)` when it already exists.
+    fn create(&self, n: u64, text: &str) -> std::io::Result<bool>;
+    /// Rewrite number `n` (the caller's own) with `text`.
+    fn replace(&self, n: u64, text: &str) -> std::io::Result<()>;
+    /// Remove number `n` if it is there.
+    fn remove(&self, n: u64);
+    /// Where the lease lives, for messages (`RUN/locks/train.lease`).
+    fn location(&self) -> PathBuf;
+}
+
+/// A lease's numbered files in a directory: `BASE.N` beside `BASE`.
+#[derive(Clone, Debug)]
+pub struct DirLease {
+    base: PathBuf,
+}
+
+impl DirLease {
+    pub fn new(base: impl Into<PathBuf>) -> DirLease {
+        DirLease { base: base.into() }
+    }
+
+    fn generation(&self, n: u64) -> PathBuf {
+        let mut name = self.base.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    }
+}
+
+impl LeaseFiles for DirLease {
+    fn numbers(&self) -> std::io::Result<Vec<u64>> {
+        let (Some(dir), Some(stem)) = (
+            self.base.parent(),
+            self.base.file_name().and_then(|n| n.to_str()),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let prefix = format!("{stem}.");
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut out: Vec<u64> = entries
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                name.strip_prefix(&prefix)?.parse().ok()
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    fn read(&self, n: u64) -> std::io::Result<Option<String>> {
+        match std::fs::read_to_string(self.generation(n)) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A fully written temporary hard-linked to the name: `link` fails on an existing name,
+    /// on NFS too, so exactly one creator wins.
+    fn create(&self, n: u64, text: &str) -> std::io::Result<bool> {
+        let mine = self.generation(n);
+        let dir = mine.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        // A temporary of this creator alone (threads of one process take leases too).
+        static TAKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}-{}",
+            mine.file_name().and_then(|n| n.to_str()).unwrap_or("lease"),
+            std::process::id(),
+            TAKES.fetch_add(1, Ordering::Relaxed)
+        ));
+        crate::rundir::write_atomic(&tmp, text.as_bytes())
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let linked = std::fs::hard_link(&tmp, &mine);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
+        crate::rundir::write_atomic(&self.generation(n), text.as_bytes())
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    fn remove(&self, n: u64) {
+        let _ = std::fs::remove_file(self.generation(n));
+    }
+
+    fn location(&self) -> PathBuf {
+        self.base.clone()
+    }
+}
+
 /// A lease held by this process, renewed on a thread of its own until it is dropped (which
 /// removes the file).
 #[derive(Debug)]
 pub struct Lease {
-    path: PathBuf,
+    files: Arc<dyn LeaseFiles>,
     number: u64,
     /// The holder this lease replaced (a process that ended without releasing it).
     pub previous: Option<Holder>,
@@ -84,24 +191,34 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Take the lease at `path` for this process, for the configured duration
-    /// (`LIFELINE_LEASE_SECONDS`, 60 s by default).
+    /// Take the lease at `path` (a directory's numbered files) for this process, for the
+    /// configured duration (`LIFELINE_LEASE_SECONDS`, 60 s by default).
     pub fn take(path: &Path) -> Result<Lease, LeaseError> {
-        Lease::take_for(path, duration())
+        Lease::take_in(Arc::new(DirLease::new(path)), duration())
     }
 
     /// [`Lease::take`] for `duration`.
     pub fn take_for(path: &Path, duration: Duration) -> Result<Lease, LeaseError> {
+        Lease::take_in(Arc::new(DirLease::new(path)), duration)
+    }
+
+    /// Take the lease whose numbered files are `files`, for the configured duration.
+    pub fn take_files(files: Arc<dyn LeaseFiles>) -> Result<Lease, LeaseError> {
+        Lease::take_in(files, duration())
+    }
+
+    /// Take the lease whose numbered files are `files`, for `duration`.
+    pub fn take_in(files: Arc<dyn LeaseFiles>, duration: Duration) -> Result<Lease, LeaseError> {
         let me = Holder {
             pid: std::process::id(),
             host: crate::rundir::host_name(),
             expires_ms: now_ms() + duration.as_millis(),
         };
-        let (number, previous) = take(path, &me, now_ms, crate::rundir::process_alive)?;
+        let (number, previous) = take(&*files, &me, now_ms, crate::rundir::process_alive)?;
         let lost = Arc::new(AtomicBool::new(false));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let renewer = {
-            let (path, me, lost) = (path.to_path_buf(), me.clone(), lost.clone());
+            let (files, me, lost) = (files.clone(), me.clone(), lost.clone());
             std::thread::spawn(move || {
                 // Renew every third of the duration until the lease is dropped.
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
@@ -111,11 +228,11 @@ impl Lease {
                         expires_ms: now_ms() + duration.as_millis(),
                         ..me.clone()
                     };
-                    if !renew(&path, number, &renewed) {
+                    if !renew(&*files, number, &renewed) {
                         lost.store(true, Ordering::Relaxed);
                         tracing::error!(
                             "{}: the lease was taken over by another holder",
-                            path.display()
+                            files.location().display()
                         );
                         return;
                     }
@@ -123,7 +240,7 @@ impl Lease {
             })
         };
         Ok(Lease {
-            path: path.to_path_buf(),
+            files,
             number,
             previous,
             lost,
@@ -145,8 +262,8 @@ impl Drop for Lease {
             let _ = t.join();
         }
         // Only our own lease is removed: a newer one belongs to its new holder.
-        if newest(&self.path).map(|(n, _)| n) == Some(self.number) {
-            let _ = std::fs::remove_file(generation(&self.path, self.number));
+        if newest(&*self.files) == Some(self.number) {
+            self.files.remove(self.number);
         }
     }
 }
@@ -161,77 +278,49 @@ fn duration() -> Duration {
     Duration::from_secs_f64(secs)
 }
 
-fn now_ms() -> u128 {
+pub fn now_ms() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
 }
 
-/// The holder of the lease in force at `base`.
-pub fn holder(base: &Path) -> Option<Holder> {
-    Holder::parse(&std::fs::read_to_string(newest(base)?.1).ok()?)
+/// The holder of the lease in force in `files`.
+pub fn holder(files: &dyn LeaseFiles) -> Option<Holder> {
+    Holder::parse(&files.read(newest(files)?).ok()??)
 }
 
 fn same_holder(a: &Holder, b: &Holder) -> bool {
     (a.pid, &a.host) == (b.pid, &b.host)
 }
 
-/// The numbered lease files of `base` (`ROLE.lease` → `ROLE.lease.N`), lowest first.
-fn generations(base: &Path) -> Vec<(u64, PathBuf)> {
-    let (Some(dir), Some(stem)) = (base.parent(), base.file_name().and_then(|n| n.to_str())) else {
-        return Vec::new();
-    };
-    let prefix = format!("{stem}.");
-    let mut out: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            let n = name.strip_prefix(&prefix)?.parse().ok()?;
-            Some((n, dir.join(name)))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-fn generation(base: &Path, n: u64) -> PathBuf {
-    let mut name = base.as_os_str().to_owned();
-    name.push(format!(".{n}"));
-    PathBuf::from(name)
-}
-
 /// The lease in force: the highest number.
-fn newest(base: &Path) -> Option<(u64, PathBuf)> {
-    generations(base).pop()
+fn newest(files: &dyn LeaseFiles) -> Option<u64> {
+    files.numbers().ok()?.pop()
 }
 
-/// Take the lease `base` for `me`; returns the lease number and the stale holder it
+/// Take the lease of `files` for `me`; returns the lease number and the stale holder it
 /// replaced. `alive(pid)` says whether a process of this machine runs. Of several concurrent
-/// takers exactly one wins: each new number is created once, by a hard link.
+/// takers exactly one wins: each new number is created once.
 pub fn take(
-    base: &Path,
+    files: &dyn LeaseFiles,
     me: &Holder,
     now: impl Fn() -> u128,
     alive: impl Fn(u32) -> bool,
 ) -> Result<(u64, Option<Holder>), LeaseError> {
     let io = |source| LeaseError::Io {
-        path: base.to_path_buf(),
+        path: files.location(),
         source,
     };
-    let dir = base.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
     loop {
-        let (next, previous) = match newest(base) {
+        let (next, previous) = match files.numbers().map_err(io)?.pop() {
             None => (1, None),
-            Some((n, path)) => {
-                let holder = match std::fs::read_to_string(&path) {
-                    Ok(text) => Holder::parse(&text),
-                    // Replaced since it was listed: look again.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(io(e)),
+            Some(n) => {
+                // Replaced since it was listed: look again.
+                let Some(text) = files.read(n).map_err(io)? else {
+                    continue;
                 };
+                let holder = Holder::parse(&text);
                 if let Some(h) = &holder {
                     let dead_here = h.host == me.host && !alive(h.pid);
                     if h.expires_ms > now() && !dead_here && !same_holder(h, me) {
@@ -241,35 +330,19 @@ pub fn take(
                 (n + 1, holder)
             }
         };
-        let mine = generation(base, next);
-        // A temporary of this taker alone (threads of one process take leases too).
-        static TAKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}-{}",
-            mine.file_name().and_then(|n| n.to_str()).unwrap_or("lease"),
-            std::process::id(),
-            TAKES.fetch_add(1, Ordering::Relaxed)
-        ));
-        crate::rundir::write_atomic(&tmp, me.line().as_bytes())
-            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
-        let linked = std::fs::hard_link(&tmp, &mine);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => {}
+        if !files.create(next, &me.line()).map_err(io)? {
             // Another taker made this number first.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io(e)),
+            continue;
         }
         // A number removed by a newer holder's clean-up can be made again by a slow taker:
         // only the highest number holds.
-        if newest(base).map(|(n, _)| n) != Some(next) {
-            let _ = std::fs::remove_file(&mine);
+        let numbers = files.numbers().map_err(io)?;
+        if numbers.last() != Some(&next) {
+            files.remove(next);
             continue;
         }
-        for (n, old) in generations(base) {
-            if n < next {
-                let _ = std::fs::remove_file(old);
-            }
+        for n in numbers.into_iter().filter(|n| *n < next) {
+            files.remove(n);
         }
         return Ok((next, previous));
     }
@@ -278,11 +351,11 @@ pub fn take(
 /// Rewrite our lease number `n` with a later expiry; `false` when a newer lease replaced it.
 /// A write that fails is said and tried again at the next renewal (the lease stays ours
 /// until it expires).
-fn renew(base: &Path, n: u64, renewed: &Holder) -> bool {
-    if newest(base).map(|(m, _)| m) != Some(n) {
+fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> bool {
+    if newest(files) != Some(n) {
         return false;
     }
-    if let Err(e) = crate::rundir::write_atomic(&generation(base, n), renewed.line().as_bytes()) {
+    if let Err(e) = files.replace(n, &renewed.line()) {
         tracing::warn!("cannot renew the lease: {e}");
     }
     true
@@ -298,6 +371,28 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d.join("train.lease")
+    }
+
+    fn generation(base: &Path, n: u64) -> PathBuf {
+        DirLease::new(base).generation(n)
+    }
+
+    fn generations(base: &Path) -> Vec<(u64, PathBuf)> {
+        let files = DirLease::new(base);
+        let numbers = files.numbers().unwrap();
+        numbers
+            .into_iter()
+            .map(|n| (n, files.generation(n)))
+            .collect()
+    }
+
+    fn take(
+        base: &Path,
+        me: &Holder,
+        now: impl Fn() -> u128,
+        alive: impl Fn(u32) -> bool,
+    ) -> Result<(u64, Option<Holder>), LeaseError> {
+        super::take(&DirLease::new(base), me, now, alive)
     }
 
     fn holder(pid: u32, host: &str, expires_ms: u128) -> Holder {
@@ -328,7 +423,7 @@ mod tests {
     }
 
     fn holder_of(base: &Path) -> Option<Holder> {
-        super::holder(base)
+        super::holder(&DirLease::new(base))
     }
 
     #[test]
@@ -401,7 +496,7 @@ mod tests {
         );
         assert!(!lease.lost());
         // Taken over behind its back (it stalled past expiry): it notices and stops renewing.
-        let (mine, _) = newest(&base).unwrap();
+        let mine = newest(&DirLease::new(&base)).unwrap();
         std::fs::write(
             generation(&base, mine + 1),
             holder(42, "node-7", now_ms() + 60_000).line(),

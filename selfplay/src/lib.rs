@@ -19,6 +19,7 @@ pub mod roles;
 pub mod rundir;
 pub mod search;
 pub mod shard;
+pub mod store;
 pub mod tb;
 pub mod validate;
 pub mod worker;

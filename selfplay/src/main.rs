@@ -53,8 +53,9 @@ enum Cmd {
     Worker {
         #[arg(long)]
         config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: selfplay::store::RunLocation,
         /// Games per batch (per shard).
         #[arg(long, default_value_t = 32)]
         games: usize,
@@ -187,9 +188,11 @@ fn main() -> Result<()> {
                 threads,
                 device,
             };
-            selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
+            let run = run.open(selfplay::store::Pulls::Models)?;
+            selfplay::roles::self_play_worker(&config, run.path(), &opts, |done| {
                 batches.is_none_or(|b| done < b)
             })?;
+            run.finish()?;
         }
         Cmd::BenchNet {
             config,

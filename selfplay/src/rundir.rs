@@ -509,19 +509,19 @@ impl RunDir {
         // The file lock keeps out a second holder on this machine (and on filesystems whose
         // locks reach across machines); the lease keeps one out on another machine where they
         // do not.
-        let lease_path = path.with_extension("lease");
-        let lease = crate::lease::Lease::take(&lease_path).map_err(|e| match e {
-            crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
-                run: self.root.clone(),
-                role: role.into(),
-                holder,
-            },
-            crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
-                path,
-                action: "take the lease",
-                source,
-            },
-        })?;
+        let lease =
+            crate::lease::Lease::take_files(self.lease_files(role)).map_err(|e| match e {
+                crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
+                    run: self.root.clone(),
+                    role: role.into(),
+                    holder,
+                },
+                crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
+                    path,
+                    action: "take the lease",
+                    source,
+                },
+            })?;
         let previous = (!holder.trim().is_empty())
             .then(|| describe_holder(&holder))
             .or_else(|| {
@@ -546,10 +546,25 @@ impl RunDir {
         })
     }
 
+    /// Where the lease of role `role` lives: beside its lock file, or in the bucket of a run
+    /// this process mirrors (`crate::store`).
+    fn lease_files(&self, role: &str) -> std::sync::Arc<dyn crate::lease::LeaseFiles> {
+        let base = self.lock_file(role).with_extension("lease");
+        crate::store::bucket_lease(&self.root, &base)
+            .unwrap_or_else(|| std::sync::Arc::new(crate::lease::DirLease::new(base)))
+    }
+
     /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking
     /// the lock (a status query must not stand in a starting role's way). A holder on this
-    /// host whose process is gone holds nothing.
+    /// host whose process is gone holds nothing. For a run on a bucket, the lease says.
     pub fn role_holder(&self, role: &str) -> Option<String> {
+        let base = self.lock_file(role).with_extension("lease");
+        if let Some(files) = crate::store::bucket_lease(&self.root, &base) {
+            let h = crate::lease::holder(&*files)?;
+            let alive = h.host != host_name() || process_alive(h.pid);
+            return (alive && h.expires_ms > crate::lease::now_ms())
+                .then(|| format!("pid {} on {}", h.pid, h.host));
+        }
         let text = std::fs::read_to_string(self.lock_file(role)).ok()?;
         let mut parts = text.split_whitespace();
         let (pid, host) = (parts.next()?.parse::<u32>().ok()?, parts.next()?);

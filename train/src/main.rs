@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
 use selfplay::rundir::{install_stop_handler, RunDir};
+use selfplay::store::{Pulls, RunLocation};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::TrainConfig;
@@ -44,8 +45,9 @@ enum Cmd {
     Trainer {
         #[arg(long)]
         config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: RunLocation,
         /// Samples trained per sample generated, at most.
         #[arg(long, default_value_t = 4.0)]
         ratio: f64,
@@ -59,8 +61,9 @@ enum Cmd {
     /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
     /// and the trainer's lag (samples trained against samples generated).
     Status {
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: RunLocation,
         /// Sources seen within this many minutes count as active.
         #[arg(long, default_value_t = 10.0)]
         minutes: f64,
@@ -70,8 +73,9 @@ enum Cmd {
     Loop {
         #[arg(long)]
         config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: RunLocation,
         /// Override loop.iterations (counted from the start of the run).
         #[arg(long)]
         iterations: Option<u32>,
@@ -131,8 +135,9 @@ fn main() -> Result<()> {
             device,
         } => fit(&config, &run, steps, until, &device),
         Cmd::Status { run, minutes } => {
-            print!("{}", status(&RunDir::new(&run), minutes)?);
-            Ok(())
+            let run = run.open(Pulls::Everything)?;
+            print!("{}", status(&RunDir::new(run.path()), minutes)?);
+            Ok(run.finish()?)
         }
         Cmd::Trainer {
             config,
@@ -140,7 +145,11 @@ fn main() -> Result<()> {
             ratio,
             until_step,
             device,
-        } => trainer(&config, &run, ratio, until_step, &device),
+        } => {
+            let run = run.open(Pulls::Everything)?;
+            trainer(&config, run.path(), ratio, until_step, &device)?;
+            Ok(run.finish()?)
+        }
         Cmd::Bench {
             config,
             device,
@@ -177,6 +186,8 @@ fn main() -> Result<()> {
             quiet,
         } => {
             install_stop_handler();
+            let opened = run.open(Pulls::Everything)?;
+            let run = opened.path().to_path_buf();
             let t0 = Instant::now();
             let overrides = train::looping::Overrides {
                 iterations,
@@ -210,7 +221,7 @@ fn main() -> Result<()> {
             if let Some(s) = last {
                 println!("final model: {}", eval::matches::describe(&s));
             }
-            Ok(())
+            Ok(opened.finish()?)
         }
     }
 }

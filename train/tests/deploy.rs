@@ -34,12 +34,14 @@ fn kubernetes_manifests_validate_against_the_api_schemas() {
         eprintln!("kubernetes/pyyaml not available: skipped");
         return;
     }
-    let manifests: Vec<PathBuf> = std::fs::read_dir(repo().join("deploy/k8s"))
-        .unwrap()
+    // The run on a shared volume (deploy/k8s) and on S3 (deploy/k8s-s3).
+    let manifests: Vec<PathBuf> = ["deploy/k8s", "deploy/k8s-s3"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
-    assert!(manifests.len() >= 4, "{manifests:?}");
+    assert!(manifests.len() >= 8, "{manifests:?}");
     let check = |files: &[PathBuf]| {
         Command::new("python3")
             .arg(repo().join("scripts/check_k8s.py"))

@@ -1,0 +1,910 @@
+//! A run directory on an object store: `--run s3://bucket/prefix` (AWS S3 and the stores that
+//! speak its API: MinIO, Ceph RGW, R2, moto). Credentials, region and endpoint come from the
+//! environment as the AWS tools read them (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+//! `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP` for a plain-http endpoint).
+//!
+//! Every role works on a local mirror of the run, as it would on a shared filesystem, and a
+//! [`Mirror`] keeps the mirror and the bucket in step every few seconds
+//! (`LIFELINE_SYNC_SECONDS`, 5 by default) and once more when the role ends:
+//! - a file is one object; a PUT is atomic, so a reader never sees half of one;
+//! - a checkpoint directory (`models/NAME/`) is a unit: its files go up first, then a
+//!   `.complete` marker, and a mirror pulls it only once the marker is there, into a temporary
+//!   directory renamed into place (as [`crate::rundir::write_dir_atomic`] writes it locally);
+//!   within a pass checkpoints go before the best pointer, and a pulled best pointer that names
+//!   a checkpoint not yet here waits for the next pass;
+//! - shards, records and checkpoints are written once under names unique across machines, so
+//!   they never conflict; the files that change (the best pointer, the loop's state and logs)
+//!   have one writer each, except the match logs (`*.jsonl`), which a gatekeeper and a rater
+//!   both append to: when both sides changed one, the mirror keeps the union of their lines;
+//! - a worker pulls only the config and the checkpoints ([`Pulls::Models`]), not the shards;
+//! - role leases are objects of their own (`locks/ROLE.lease.N`) created with a conditional
+//!   PUT (`If-None-Match: *`), which succeeds for exactly one of several takers, the one
+//!   guarantee [`crate::lease`] needs. The store must support it (AWS S3 since 2024, MinIO,
+//!   R2, moto).
+//!
+//! Mirrors live in `LIFELINE_CACHE` (default `$XDG_CACHE_HOME/lifeline-zero`, else
+//! `~/.cache/lifeline-zero`), one directory per bucket, prefix and process slot; a restarted
+//! role finds its mirror and its record of what was synced (`.mirror.json`). Deletions are not
+//! carried either way: nothing in a run is deleted but temporaries and leases.
+
+use crate::lease::LeaseFiles;
+use crate::rundir::{temporary_name, write_atomic};
+use futures::TryStreamExt;
+use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Why the run on a bucket could not be opened or kept in step.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{url}: {why}")]
+    Url { url: String, why: String },
+    #[error("{url}: cannot {action} {key}: {source}")]
+    Store {
+        url: String,
+        action: &'static str,
+        key: String,
+        #[source]
+        source: Box<object_store::Error>,
+    },
+    #[error("{path}: cannot {action}: {source}")]
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Where a run lives: a directory, or a prefix of a bucket (`s3://bucket/prefix`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunLocation {
+    Dir(PathBuf),
+    Bucket { url: String },
+}
+
+impl FromStr for RunLocation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RunLocation, String> {
+        match s.split_once("://") {
+            None => Ok(RunLocation::Dir(PathBuf::from(s))),
+            Some(("s3" | "s3a", rest)) => {
+                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                if bucket.is_empty() || prefix.trim_matches('/').is_empty() {
+                    return Err(format!(
+                        "{s}: give a bucket and a prefix for the run (s3://BUCKET/PREFIX)"
+                    ));
+                }
+                Ok(RunLocation::Bucket { url: s.to_string() })
+            }
+            Some((scheme, _)) => Err(format!(
+                "{s}: runs live in a directory or on S3 (s3://BUCKET/PREFIX), not on {scheme}://"
+            )),
+        }
+    }
+}
+
+/// What a role's mirror pulls from the bucket (everything it writes goes up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pulls {
+    /// The config and the checkpoints: what a self-play worker reads.
+    Models,
+    /// The whole run: trainer, loop, rater, status.
+    Everything,
+}
+
+impl RunLocation {
+    /// Open the run for a role: a directory as it is, a bucket through a local mirror that is
+    /// brought in step before this returns and kept in step until [`OpenRun::finish`].
+    pub fn open(&self, pulls: Pulls) -> Result<OpenRun, StoreError> {
+        match self {
+            RunLocation::Dir(path) => Ok(OpenRun {
+                path: path.clone(),
+                mirror: None,
+            }),
+            RunLocation::Bucket { url } => {
+                let bucket = Arc::new(Bucket::open(url)?);
+                let (path, slot) = claim_mirror_dir(url)?;
+                let mut mirror = Mirror::start(bucket, path.clone(), pulls, interval())?;
+                mirror.slot = Some(slot);
+                Ok(OpenRun {
+                    path,
+                    mirror: Some(mirror),
+                })
+            }
+        }
+    }
+}
+
+/// A run opened by a role: the directory it works in, and for a bucket the mirror behind it.
+#[derive(Debug)]
+pub struct OpenRun {
+    path: PathBuf,
+    mirror: Option<Mirror>,
+}
+
+impl OpenRun {
+    /// The directory the role reads and writes (the bucket's local mirror).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bring the bucket in step with everything written, and stop the mirror.
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        match self.mirror.take() {
+            Some(m) => m.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The mirror directory of `url` for this process: the first slot under
+/// `LIFELINE_CACHE/BUCKET/PREFIX/` whose lock is free (two processes of one machine each get
+/// their own); the returned file holds the lock for as long as the process runs.
+fn claim_mirror_dir(url: &str) -> Result<(PathBuf, File), StoreError> {
+    let base = cache_root().join(url.split_once("://").map_or(url, |(_, rest)| rest));
+    for slot in 0.. {
+        let dir = base.join(format!("mirror-{slot}"));
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            action: "create the mirror",
+            source,
+        })?;
+        let lock_path = dir.join(".mirror.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| StoreError::Io {
+                path: lock_path.clone(),
+                action: "open",
+                source,
+            })?;
+        if lock.try_lock().is_ok() {
+            return Ok((dir, lock));
+        }
+    }
+    unreachable!("slots are unbounded")
+}
+
+fn cache_root() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("LIFELINE_CACHE")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("lifeline-zero")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache/lifeline-zero")))
+        .unwrap_or_else(|| std::env::temp_dir().join("lifeline-zero-cache"))
+}
+
+/// A prefix of a bucket, and the runtime its requests run on (the roles are synchronous).
+pub struct Bucket {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    prefix: Key,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Bucket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bucket({})", self.url)
+    }
+}
+
+impl Bucket {
+    /// The run at `url` (`s3://bucket/prefix`), configured from the environment. Conditional
+    /// puts are on unless `AWS_CONDITIONAL_PUT` says otherwise: the leases need them.
+    pub fn open(url: &str) -> Result<Bucket, StoreError> {
+        Bucket::open_with(url, &[])
+    }
+
+    /// [`Bucket::open`] with settings over the environment's, as `(key, value)` in the AWS
+    /// tools' names (`aws_endpoint`, `aws_allow_http`, `aws_access_key_id`, ...).
+    pub fn open_with(url: &str, settings: &[(&str, &str)]) -> Result<Bucket, StoreError> {
+        let bad = |why: String| StoreError::Url {
+            url: url.to_string(),
+            why,
+        };
+        let RunLocation::Bucket { .. } = RunLocation::from_str(url).map_err(bad)? else {
+            return Err(bad("not a bucket URL".into()));
+        };
+        let rest = url.split_once("://").map_or("", |(_, r)| r);
+        let prefix = Key::from(rest.split_once('/').map_or("", |(_, p)| p));
+        let mut builder = AmazonS3Builder::from_env().with_url(url);
+        if std::env::var_os("AWS_CONDITIONAL_PUT").is_none() {
+            builder = builder.with_conditional_put(S3ConditionalPut::ETagMatch);
+        }
+        for (key, value) in settings {
+            let key = key
+                .parse()
+                .map_err(|e: object_store::Error| bad(e.to_string()))?;
+            builder = builder.with_config(key, *value);
+        }
+        let store = builder.build().map_err(|e| bad(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| bad(format!("cannot start the I/O runtime: {e}")))?;
+        Ok(Bucket {
+            url: url.to_string(),
+            store: Arc::new(store),
+            prefix,
+            runtime,
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn key(&self, rel: &str) -> Key {
+        rel.split('/')
+            .filter(|p| !p.is_empty())
+            .fold(self.prefix.clone(), |k, part| k.child(part))
+    }
+
+    fn error(&self, action: &'static str, rel: &str, source: object_store::Error) -> StoreError {
+        StoreError::Store {
+            url: self.url.clone(),
+            action,
+            key: rel.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    /// Every object under `under` (relative to the run), by relative key, with its ETag.
+    pub fn list(&self, under: &str) -> Result<BTreeMap<String, String>, StoreError> {
+        let base = self.key(under);
+        let prefix_parts = self.prefix.parts().count();
+        let objects: Vec<object_store::ObjectMeta> = self
+            .runtime
+            .block_on(self.store.list(Some(&base)).try_collect())
+            .map_err(|e| self.error("list", under, e))?;
+        Ok(objects
+            .into_iter()
+            .map(|o| {
+                let rel: Vec<String> = o
+                    .location
+                    .parts()
+                    .skip(prefix_parts)
+                    .map(|p| p.as_ref().to_string())
+                    .collect();
+                (rel.join("/"), o.e_tag.unwrap_or_default())
+            })
+            .collect())
+    }
+
+    /// The object `rel` and its ETag; `None` when there is none.
+    pub fn get(&self, rel: &str) -> Result<Option<(Vec<u8>, String)>, StoreError> {
+        let key = self.key(rel);
+        let got = self.runtime.block_on(async {
+            let r = self.store.get(&key).await?;
+            let etag = r.meta.e_tag.clone().unwrap_or_default();
+            Ok::<_, object_store::Error>((r.bytes().await?.to_vec(), etag))
+        });
+        match got {
+            Ok(x) => Ok(Some(x)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error("read", rel, e)),
+        }
+    }
+
+    /// Write `rel`; returns its new ETag. With `create`, only if there is no such object
+    /// (`Ok(None)` when there is).
+    pub fn put(
+        &self,
+        rel: &str,
+        bytes: Vec<u8>,
+        create: bool,
+    ) -> Result<Option<String>, StoreError> {
+        let mode = if create {
+            PutMode::Create
+        } else {
+            PutMode::Overwrite
+        };
+        let opts = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        let put = self.runtime.block_on(self.store.put_opts(
+            &self.key(rel),
+            PutPayload::from(bytes),
+            opts,
+        ));
+        match put {
+            Ok(r) => Ok(Some(r.e_tag.unwrap_or_default())),
+            Err(object_store::Error::AlreadyExists { .. }) if create => Ok(None),
+            Err(e) => Err(self.error("write", rel, e)),
+        }
+    }
+
+    pub fn delete(&self, rel: &str) -> Result<(), StoreError> {
+        match self.runtime.block_on(self.store.delete(&self.key(rel))) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.error("delete", rel, e)),
+        }
+    }
+}
+
+/// The buckets behind this process's mirrors, by mirror directory: [`crate::rundir::RunDir`]
+/// asks here where a role's lease lives.
+static MIRRORED: Mutex<Vec<(PathBuf, Arc<Bucket>)>> = Mutex::new(Vec::new());
+
+/// The lease files of `base` (`RUN/locks/ROLE.lease`) in the bucket behind `run`, if `run` is
+/// a mirror of this process.
+pub fn bucket_lease(run: &Path, base: &Path) -> Option<Arc<dyn LeaseFiles>> {
+    let bucket = MIRRORED
+        .lock()
+        .ok()?
+        .iter()
+        .find(|(dir, _)| dir == run)
+        .map(|(_, b)| b.clone())?;
+    let rel = base.strip_prefix(run).ok()?.to_str()?.replace('\\', "/");
+    Some(Arc::new(BucketLease { bucket, base: rel }))
+}
+
+/// A lease's numbered objects, `BASE.N`, created by conditional PUTs.
+#[derive(Debug)]
+pub struct BucketLease {
+    bucket: Arc<Bucket>,
+    base: String,
+}
+
+impl BucketLease {
+    pub fn new(bucket: Arc<Bucket>, base: &str) -> BucketLease {
+        BucketLease {
+            bucket,
+            base: base.to_string(),
+        }
+    }
+
+    fn generation(&self, n: u64) -> String {
+        format!("{}.{n}", self.base)
+    }
+}
+
+fn io_of(e: StoreError) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+impl LeaseFiles for BucketLease {
+    fn numbers(&self) -> std::io::Result<Vec<u64>> {
+        let dir = self.base.rsplit_once('/').map_or("", |(d, _)| d);
+        let head = format!("{}.", self.base);
+        let mut out: Vec<u64> = self
+            .bucket
+            .list(dir)
+            .map_err(io_of)?
+            .keys()
+            .filter_map(|k| k.strip_prefix(&head)?.parse().ok())
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    fn read(&self, n: u64) -> std::io::Result<Option<String>> {
+        let got = self.bucket.get(&self.generation(n)).map_err(io_of)?;
+        Ok(got.map(|(bytes, _)| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    fn create(&self, n: u64, text: &str) -> std::io::Result<bool> {
+        let made = self
+            .bucket
+            .put(&self.generation(n), text.as_bytes().to_vec(), true);
+        Ok(made.map_err(io_of)?.is_some())
+    }
+
+    fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
+        let put = self
+            .bucket
+            .put(&self.generation(n), text.as_bytes().to_vec(), false);
+        put.map(|_| ()).map_err(io_of)
+    }
+
+    fn remove(&self, n: u64) {
+        let _ = self.bucket.delete(&self.generation(n));
+    }
+
+    fn location(&self) -> PathBuf {
+        PathBuf::from(format!(
+            "{}/{}",
+            self.bucket.url().trim_end_matches('/'),
+            self.base
+        ))
+    }
+}
+
+/// What the mirror last synced of one file: the local size and modification time, and the
+/// object's ETag. A side that differs from it has changed since.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Synced {
+    size: u64,
+    mtime_ns: u128,
+    etag: String,
+}
+
+/// The local stamp of a file: size and modification time in nanoseconds.
+fn local_stamp(path: &Path) -> Option<(u64, u128)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some((meta.len(), mtime))
+}
+
+/// The marker that says a checkpoint directory's files are all in the bucket.
+const COMPLETE: &str = ".complete";
+const STATE: &str = ".mirror.json";
+
+/// Whether `rel` is part of the run (not a temporary, a lock, or the mirror's own files).
+fn is_run_file(rel: &str) -> bool {
+    !rel.starts_with("locks/") && rel.split('/').all(|part| !part.starts_with('.'))
+}
+
+/// The checkpoint directory `rel` belongs to (`models/NAME` of `models/NAME/FILE`).
+fn checkpoint_of(rel: &str) -> Option<&str> {
+    let mut parts = rel.splitn(3, '/');
+    let (top, name, _) = (parts.next()?, parts.next()?, parts.next()?);
+    (top == "models").then(|| &rel[..top.len() + 1 + name.len()])
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if !is_run_file(&rel) {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => walk(root, &path, out),
+            Ok(t) if t.is_file() => out.push(rel),
+            _ => {}
+        }
+    }
+}
+
+/// The lines of `theirs`, then those of `ours` that `theirs` lacks: two appenders' logs
+/// merged without loss or duplicates.
+fn merge_lines(theirs: &[u8], ours: &[u8]) -> Vec<u8> {
+    let theirs = String::from_utf8_lossy(theirs);
+    let ours = String::from_utf8_lossy(ours);
+    let seen: BTreeSet<&str> = theirs.lines().collect();
+    let mut out = String::new();
+    for line in theirs
+        .lines()
+        .chain(ours.lines().filter(|l| !seen.contains(l)))
+    {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+/// What one pass moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    pub pushed: usize,
+    pub pulled: usize,
+    pub merged: usize,
+}
+
+/// Keeps a local run directory and a bucket's prefix in step (see the module's comment).
+pub struct Syncer {
+    bucket: Arc<Bucket>,
+    root: PathBuf,
+    pulls: Pulls,
+    state: HashMap<String, Synced>,
+}
+
+impl Syncer {
+    /// The mirror of `bucket` in `root`, with its record of what was synced.
+    pub fn new(bucket: Arc<Bucket>, root: PathBuf, pulls: Pulls) -> Syncer {
+        let state = std::fs::read(root.join(STATE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Syncer {
+            bucket,
+            root,
+            pulls,
+            state,
+        }
+    }
+
+    fn io(&self, rel: &str, action: &'static str) -> impl FnOnce(std::io::Error) -> StoreError {
+        let path = self.root.join(rel);
+        move |source| StoreError::Io {
+            path,
+            action,
+            source,
+        }
+    }
+
+    fn pulls(&self, rel: &str) -> bool {
+        match self.pulls {
+            Pulls::Everything => true,
+            Pulls::Models => rel == "config.toml" || rel.starts_with("models/"),
+        }
+    }
+
+    /// One pass: push what changed here, pull what changed there.
+    pub fn pass(&mut self) -> Result<Moved, StoreError> {
+        let mut moved = Moved::default();
+        let remote = self.bucket.list("")?;
+        let mut local = Vec::new();
+        walk(&self.root, &self.root, &mut local);
+        local.sort();
+        self.push_checkpoints(&local, &remote, &mut moved)?;
+        // Checkpoints first, so that a best pointer never goes up before what it names.
+        let mut pushed_now = BTreeSet::new();
+        for rel in local.iter().filter(|r| checkpoint_of(r).is_none()) {
+            if self.push_file(rel, remote.get(rel), &mut moved)? {
+                pushed_now.insert(rel.as_str());
+            }
+        }
+        self.pull_checkpoints(&remote, &mut moved)?;
+        for (rel, etag) in &remote {
+            // What this pass pushed is what the bucket holds now.
+            let wanted = is_run_file(rel) && checkpoint_of(rel).is_none() && self.pulls(rel);
+            if wanted && !pushed_now.contains(rel.as_str()) {
+                self.pull_file(rel, etag, &mut moved)?;
+            }
+        }
+        self.save_state()?;
+        Ok(moved)
+    }
+
+    /// Push each local checkpoint directory the bucket lacks: its files, then its marker.
+    fn push_checkpoints(
+        &mut self,
+        local: &[String],
+        remote: &BTreeMap<String, String>,
+        moved: &mut Moved,
+    ) -> Result<(), StoreError> {
+        let mut dirs: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
+        for rel in local {
+            if let Some(dir) = checkpoint_of(rel) {
+                dirs.entry(dir).or_default().push(rel);
+            }
+        }
+        for (dir, files) in dirs {
+            let marker = format!("{dir}/{COMPLETE}");
+            if remote.contains_key(&marker) {
+                continue;
+            }
+            let mut listing = String::new();
+            for rel in files {
+                let bytes = std::fs::read(self.root.join(rel)).map_err(self.io(rel, "read"))?;
+                listing.push_str(&format!("{} {rel}\n", bytes.len()));
+                let etag = self.bucket.put(rel, bytes, false)?.unwrap_or_default();
+                self.record(rel, etag);
+                moved.pushed += 1;
+            }
+            self.bucket.put(&marker, listing.into_bytes(), false)?;
+        }
+        Ok(())
+    }
+
+    /// Pull each complete checkpoint directory not here, whole, into place.
+    fn pull_checkpoints(
+        &mut self,
+        remote: &BTreeMap<String, String>,
+        moved: &mut Moved,
+    ) -> Result<(), StoreError> {
+        let complete: Vec<&str> = remote
+            .keys()
+            .filter_map(|k| k.strip_suffix(&format!("/{COMPLETE}")))
+            .filter(|dir| checkpoint_of(&format!("{dir}/x")) == Some(dir))
+            .collect();
+        for dir in complete {
+            let target = self.root.join(dir);
+            if target.exists() {
+                continue;
+            }
+            let tmp = temporary_name(&target);
+            let _ = std::fs::remove_dir_all(&tmp);
+            std::fs::create_dir_all(&tmp).map_err(self.io(dir, "create"))?;
+            let files: Vec<(&String, &String)> = remote
+                .iter()
+                .filter(|(k, _)| checkpoint_of(k) == Some(dir) && is_run_file(k))
+                .collect();
+            for (rel, _) in &files {
+                let Some((bytes, _)) = self.bucket.get(rel)? else {
+                    continue;
+                };
+                let name = &rel[dir.len() + 1..];
+                let path = tmp.join(name);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).map_err(self.io(rel, "create"))?;
+                }
+                std::fs::write(&path, bytes).map_err(self.io(rel, "write"))?;
+            }
+            std::fs::rename(&tmp, &target).map_err(self.io(dir, "rename into place"))?;
+            for (rel, etag) in files {
+                self.record(rel, etag.clone());
+                moved.pulled += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Push `rel` if it changed here since the last pass (merging a log both sides appended);
+    /// whether it did.
+    fn push_file(
+        &mut self,
+        rel: &str,
+        remote_etag: Option<&String>,
+        moved: &mut Moved,
+    ) -> Result<bool, StoreError> {
+        let path = self.root.join(rel);
+        let Some((size, mtime_ns)) = local_stamp(&path) else {
+            return Ok(false);
+        };
+        let known = self.state.get(rel).cloned();
+        if let Some(k) = &known {
+            if (k.size, k.mtime_ns) == (size, mtime_ns) {
+                return Ok(false);
+            }
+        }
+        let ours = std::fs::read(&path).map_err(self.io(rel, "read"))?;
+        let changed_there = match (&known, remote_etag) {
+            (Some(k), Some(etag)) => *etag != k.etag,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        let bytes = if changed_there && rel.ends_with(".jsonl") {
+            let theirs = self.bucket.get(rel)?.map(|(b, _)| b).unwrap_or_default();
+            let merged = merge_lines(&theirs, &ours);
+            write_atomic(&path, &merged).map_err(|e| StoreError::Io {
+                path: path.clone(),
+                action: "write",
+                source: std::io::Error::other(e),
+            })?;
+            moved.merged += 1;
+            merged
+        } else {
+            if changed_there && known.is_some() {
+                tracing::warn!("{rel} changed both here and in the bucket: this copy wins");
+            }
+            ours
+        };
+        let etag = self.bucket.put(rel, bytes, false)?.unwrap_or_default();
+        self.record(rel, etag);
+        moved.pushed += 1;
+        Ok(true)
+    }
+
+    /// Pull `rel` if it changed in the bucket and not here since the last pass.
+    fn pull_file(&mut self, rel: &str, etag: &str, moved: &mut Moved) -> Result<(), StoreError> {
+        if self.state.get(rel).is_some_and(|k| k.etag == etag) {
+            return Ok(());
+        }
+        let path = self.root.join(rel);
+        if local_stamp(&path).is_some() && !self.state.contains_key(rel) {
+            // Here and there, never synced (a mirror whose record was lost): the push of the
+            // next pass settles it.
+            return Ok(());
+        }
+        let Some((bytes, etag)) = self.bucket.get(rel)? else {
+            return Ok(());
+        };
+        if rel == "models/best" && !self.names_a_checkpoint_here(&bytes) {
+            return Ok(());
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(self.io(rel, "create"))?;
+        }
+        write_atomic(&path, &bytes).map_err(|e| StoreError::Io {
+            path: path.clone(),
+            action: "write",
+            source: std::io::Error::other(e),
+        })?;
+        self.record(rel, etag);
+        moved.pulled += 1;
+        Ok(())
+    }
+
+    fn names_a_checkpoint_here(&self, pointer: &[u8]) -> bool {
+        let name = String::from_utf8_lossy(pointer);
+        let name = name.trim();
+        !name.is_empty() && self.root.join("models").join(name).is_dir()
+    }
+
+    fn record(&mut self, rel: &str, etag: String) {
+        let (size, mtime_ns) = local_stamp(&self.root.join(rel)).unwrap_or_default();
+        self.state.insert(
+            rel.to_string(),
+            Synced {
+                size,
+                mtime_ns,
+                etag,
+            },
+        );
+    }
+
+    fn save_state(&self) -> Result<(), StoreError> {
+        let path = self.root.join(STATE);
+        let bytes = serde_json::to_vec(&self.state).unwrap_or_default();
+        write_atomic(&path, &bytes).map_err(|e| StoreError::Io {
+            path,
+            action: "write",
+            source: std::io::Error::other(e),
+        })
+    }
+}
+
+/// A [`Syncer`] run every few seconds on a thread of its own, and once more at the end.
+pub struct Mirror {
+    root: PathBuf,
+    sync: Arc<Mutex<Syncer>>,
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Holds the mirror directory's slot for this process.
+    slot: Option<File>,
+}
+
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mirror({})", self.root.display())
+    }
+}
+
+/// Seconds between passes: `LIFELINE_SYNC_SECONDS`, or 5.
+fn interval() -> Duration {
+    let secs = std::env::var("LIFELINE_SYNC_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .unwrap_or(5.0);
+    Duration::from_secs_f64(secs)
+}
+
+impl Mirror {
+    /// Mirror `bucket` in `root`: one pass now, then one `every` so often on a thread of its
+    /// own. While it runs, the roles of the run in `root` take their leases in the bucket.
+    pub fn start(
+        bucket: Arc<Bucket>,
+        root: PathBuf,
+        pulls: Pulls,
+        every: Duration,
+    ) -> Result<Mirror, StoreError> {
+        let mut sync = Syncer::new(bucket.clone(), root.clone(), pulls);
+        let first = sync.pass()?;
+        tracing::info!(
+            "{} mirrored in {} ({} files pulled)",
+            bucket.url(),
+            root.display(),
+            first.pulled
+        );
+        MIRRORED
+            .lock()
+            .map_err(|_| StoreError::Url {
+                url: bucket.url().to_string(),
+                why: "the mirror registry is poisoned".into(),
+            })?
+            .push((root.clone(), bucket));
+        let sync = Arc::new(Mutex::new(sync));
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = {
+            let sync = sync.clone();
+            std::thread::spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(every)
+                {
+                    let Ok(mut s) = sync.lock() else { return };
+                    // A failed pass is said and tried again: the files stay here meanwhile.
+                    if let Err(e) = s.pass() {
+                        tracing::warn!("mirror of the run: {e}");
+                    }
+                }
+            })
+        };
+        Ok(Mirror {
+            root,
+            sync,
+            stop: Some(stop),
+            thread: Some(thread),
+            slot: None,
+        })
+    }
+
+    fn halt(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if let Ok(mut list) = MIRRORED.lock() {
+            list.retain(|(dir, _)| dir != &self.root);
+        }
+    }
+
+    /// Stop the passes and make a last one, so that everything written is in the bucket.
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        self.halt();
+        let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        let moved = sync.pass()?;
+        tracing::info!(
+            "{}: {} files pushed at the end",
+            self.root.display(),
+            moved.pushed
+        );
+        Ok(())
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.halt();
+            let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = sync.pass() {
+                tracing::error!("the last pass of the mirror failed: {e}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_locations_are_directories_or_buckets_with_a_prefix() {
+        assert_eq!(
+            "runs/a".parse::<RunLocation>(),
+            Ok(RunLocation::Dir("runs/a".into()))
+        );
+        assert_eq!(
+            "s3://bucket/runs/a".parse::<RunLocation>(),
+            Ok(RunLocation::Bucket {
+                url: "s3://bucket/runs/a".into()
+            })
+        );
+        let e = "s3://bucket".parse::<RunLocation>().unwrap_err();
+        assert!(e.contains("give a bucket and a prefix"), "{e}");
+        let e = "gs://bucket/x".parse::<RunLocation>().unwrap_err();
+        assert!(e.contains("not on gs://"), "{e}");
+    }
+
+    #[test]
+    fn checkpoint_files_belong_to_their_directory_and_dot_names_are_not_synced() {
+        assert_eq!(
+            checkpoint_of("models/000100/model.mpk"),
+            Some("models/000100")
+        );
+        assert_eq!(checkpoint_of("models/best"), None);
+        assert_eq!(checkpoint_of("selfplay/shard-1.npz"), None);
+        assert!(is_run_file("selfplay/shard-1.npz"));
+        assert!(!is_run_file("selfplay/.shard-1.npz.tmp-4"));
+        assert!(!is_run_file("locks/train.lease.3"));
+        assert!(!is_run_file(".mirror.json"));
+    }
+
+    #[test]
+    fn two_appenders_logs_merge_without_loss_or_duplicates() {
+        let merged = merge_lines(b"a\nb\nc\n", b"a\nb\nd\n");
+        assert_eq!(merged, b"a\nb\nc\nd\n");
+        assert_eq!(merge_lines(b"", b"x\n"), b"x\n");
+    }
+}

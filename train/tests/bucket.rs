@@ -1,0 +1,459 @@
+//! A run on an object store (`--run s3://bucket/prefix`), against moto's S3 server started on
+//! the loopback address: mirrors exchange files, checkpoints arrive whole, logs appended on
+//! two sides merge, role leases are conditional puts of which exactly one wins, and a worker
+//! and a trainer in separate processes (separate mirrors, as on separate machines) train a run
+//! that lives only in the bucket.
+//!
+//! moto comes from PyPI (`moto[server]`); without it these tests say so and pass, unless
+//! `LIFELINE_REQUIRE_MOTO=1` (CI sets it) makes its absence a failure.
+
+use selfplay::lease::{self, Holder};
+use selfplay::rundir::RunDir;
+use selfplay::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+mod common;
+use common::{temp, TINY};
+
+/// moto's S3 server on a free loopback port, stopped when dropped.
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server with bucket `bucket` made, or `None` (said) where moto is not installed.
+fn moto(bucket: &str) -> Option<Moto> {
+    let have = Command::new("python3")
+        .args(["-c", "import moto.server"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_MOTO").as_deref() != Ok("1"),
+            "LIFELINE_REQUIRE_MOTO=1 but python3 cannot import moto (pip install 'moto[server]')"
+        );
+        eprintln!("skipped: python3 cannot import moto (pip install 'moto[server]')");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("python3")
+        .args([
+            "-m",
+            "moto.server",
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Moto {
+        child,
+        endpoint: format!("http://127.0.0.1:{port}"),
+    };
+    let t0 = Instant::now();
+    // Make the bucket with a plain PUT (moto checks no signature); it answers once it is up.
+    loop {
+        if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            write!(
+                c,
+                "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut reply = String::new();
+            let _ = c.read_to_string(&mut reply);
+            assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+            return Some(server);
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "moto did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Moto {
+    /// The client settings of the tests, as the AWS tools' environment variables.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ALLOW_HTTP", "true".into()),
+            ("AWS_ACCESS_KEY_ID", "test".into()),
+            ("AWS_SECRET_ACCESS_KEY", "test".into()),
+            ("AWS_REGION", "us-east-1".into()),
+        ]
+    }
+
+    fn bucket(&self, url: &str) -> Arc<Bucket> {
+        let env = self.env();
+        let settings: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .map(|(k, v)| match k {
+                "AWS_ENDPOINT_URL" => ("aws_endpoint", v),
+                "AWS_ALLOW_HTTP" => ("aws_allow_http", v),
+                "AWS_ACCESS_KEY_ID" => ("aws_access_key_id", v),
+                "AWS_SECRET_ACCESS_KEY" => ("aws_secret_access_key", v),
+                _ => ("aws_region", v),
+            })
+            .collect();
+        Arc::new(Bucket::open_with(url, &settings).unwrap())
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn read(root: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(rel)).ok()
+}
+
+#[test]
+fn mirrors_of_one_bucket_exchange_files_pull_checkpoints_whole_and_merge_logs() {
+    let Some(s3) = moto("lifeline-mirrors") else {
+        return;
+    };
+    let url = "s3://lifeline-mirrors/runs/a";
+    let dir = temp("bucket-mirrors");
+    let (a, b, w) = (dir.join("a"), dir.join("b"), dir.join("w"));
+    let mut sync_a = Syncer::new(s3.bucket(url), a.clone(), Pulls::Everything);
+    let mut sync_b = Syncer::new(s3.bucket(url), b.clone(), Pulls::Everything);
+    let mut sync_w = Syncer::new(s3.bucket(url), w.clone(), Pulls::Models);
+
+    write(&a, "config.toml", "game = \"lifeline\"\n");
+    write(&a, "selfplay/shard-1-2-0-host.npz", "samples");
+    write(&a, "models/000002/model.mpk", "weights");
+    write(&a, "models/000002/meta.json", "{}");
+    write(&a, "models/best", "000002\n");
+    write(&a, "eval/matches.jsonl", "l1\n");
+    write(&a, "selfplay/.shard-9.npz.tmp-4", "half written");
+    let moved = sync_a.pass().unwrap();
+    assert_eq!(moved.pushed, 6, "{moved:?}");
+    assert_eq!(
+        sync_a.pass().unwrap().pushed,
+        0,
+        "nothing changed, nothing pushed"
+    );
+
+    sync_b.pass().unwrap();
+    for rel in [
+        "config.toml",
+        "selfplay/shard-1-2-0-host.npz",
+        "models/000002/model.mpk",
+        "models/000002/meta.json",
+        "models/best",
+        "eval/matches.jsonl",
+    ] {
+        assert_eq!(read(&b, rel), read(&a, rel), "{rel}");
+    }
+    assert!(
+        read(&b, "selfplay/.shard-9.npz.tmp-4").is_none(),
+        "temporaries stay"
+    );
+    // A worker's mirror holds the config and the checkpoints, not the shards.
+    sync_w.pass().unwrap();
+    assert_eq!(read(&w, "models/best").as_deref(), Some("000002\n"));
+    assert!(read(&w, "models/000002/model.mpk").is_some());
+    assert!(read(&w, "selfplay/shard-1-2-0-host.npz").is_none());
+
+    // A checkpoint half uploaded (no marker yet) is not pulled, and a best pointer naming it
+    // waits for it.
+    let bucket = s3.bucket(url);
+    bucket
+        .put("models/000004/model.mpk", b"new weights".to_vec(), false)
+        .unwrap();
+    bucket
+        .put("models/best", b"000004\n".to_vec(), false)
+        .unwrap();
+    sync_b.pass().unwrap();
+    assert!(!b.join("models/000004").exists());
+    assert_eq!(read(&b, "models/best").as_deref(), Some("000002\n"));
+    bucket
+        .put(
+            "models/000004/.complete",
+            b"11 models/000004/model.mpk\n".to_vec(),
+            false,
+        )
+        .unwrap();
+    sync_b.pass().unwrap();
+    assert_eq!(
+        read(&b, "models/000004/model.mpk").as_deref(),
+        Some("new weights")
+    );
+    assert_eq!(read(&b, "models/best").as_deref(), Some("000004\n"));
+
+    // A log appended on both sides keeps every line once.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(a.join("eval/matches.jsonl"))
+        .unwrap()
+        .write_all(b"la\n")
+        .unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(b.join("eval/matches.jsonl"))
+        .unwrap()
+        .write_all(b"lb\n")
+        .unwrap();
+    sync_a.pass().unwrap();
+    assert_eq!(sync_b.pass().unwrap().merged, 1);
+    sync_a.pass().unwrap();
+    for side in [&a, &b] {
+        assert_eq!(
+            read(side, "eval/matches.jsonl").as_deref(),
+            Some("l1\nla\nlb\n")
+        );
+    }
+    assert_eq!(
+        bucket.get("eval/matches.jsonl").unwrap().map(|(t, _)| t),
+        Some(b"l1\nla\nlb\n".to_vec())
+    );
+}
+
+#[test]
+fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
+    let Some(s3) = moto("lifeline-leases") else {
+        return;
+    };
+    let url = "s3://lifeline-leases/runs/l";
+    let dir = temp("bucket-leases");
+    let bucket = s3.bucket(url);
+    let mirror = Mirror::start(bucket.clone(), dir.clone(), Pulls::Everything, SECOND).unwrap();
+    let run = RunDir::new(&dir);
+
+    let lock = run.lock("train").unwrap();
+    let text = bucket.get("locks/train.lease.1").unwrap().unwrap().0;
+    let line = String::from_utf8(text).unwrap();
+    assert!(
+        line.starts_with(&format!("{} ", std::process::id())),
+        "{line}"
+    );
+    assert!(
+        !dir.join("locks/train.lease.1").exists(),
+        "the lease is in the bucket"
+    );
+    drop(lock);
+    assert!(
+        bucket.get("locks/train.lease.1").unwrap().is_none(),
+        "released"
+    );
+
+    // Another machine's live lease keeps the role; once it expires, it is taken over.
+    let now = lease::now_ms();
+    bucket
+        .put(
+            "locks/train.lease.5",
+            format!("77 node-7 {}\n", now + 60_000).into_bytes(),
+            false,
+        )
+        .unwrap();
+    let e = run.lock("train").unwrap_err().to_string();
+    assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
+    assert_eq!(
+        run.role_holder("train").as_deref(),
+        Some("pid 77 on node-7")
+    );
+    bucket
+        .put(
+            "locks/train.lease.5",
+            format!("77 node-7 {}\n", now - 1).into_bytes(),
+            false,
+        )
+        .unwrap();
+    let lock = run.lock("train").unwrap();
+    assert!(bucket.get("locks/train.lease.6").unwrap().is_some());
+    assert!(bucket.get("locks/train.lease.5").unwrap().is_none());
+    drop(lock);
+
+    // Of several takers of a stale lease, exactly one wins (the conditional put).
+    let files = BucketLease::new(bucket.clone(), "locks/race.lease");
+    for round in 0..5 {
+        bucket
+            .put("locks/race.lease.1", b"42 node-7 1\n".to_vec(), false)
+            .unwrap();
+        let barrier = std::sync::Barrier::new(6);
+        let winners: Vec<u32> = std::thread::scope(|s| {
+            let takers: Vec<_> = (0..6u32)
+                .map(|i| {
+                    let (files, barrier) = (&files, &barrier);
+                    s.spawn(move || {
+                        let me = Holder {
+                            pid: 100 + i,
+                            host: format!("node-{i}"),
+                            expires_ms: now + 60_000,
+                        };
+                        barrier.wait();
+                        lease::take(files, &me, lease::now_ms, |_| true)
+                            .is_ok()
+                            .then_some(100 + i)
+                    })
+                })
+                .collect();
+            takers
+                .into_iter()
+                .filter_map(|t| t.join().unwrap())
+                .collect()
+        });
+        assert_eq!(winners.len(), 1, "round {round}: {winners:?}");
+        assert_eq!(lease::holder(&files).map(|h| h.pid), Some(winners[0]));
+        for n in selfplay::lease::LeaseFiles::numbers(&files).unwrap() {
+            selfplay::lease::LeaseFiles::remove(&files, n);
+        }
+    }
+    mirror.finish().unwrap();
+}
+
+#[test]
+fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() {
+    let Some(s3) = moto("lifeline-e2e") else {
+        return;
+    };
+    let url = "s3://lifeline-e2e/runs/tiny";
+    let dir = temp("bucket-e2e");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    // Each process its own cache, as on machines of their own.
+    let command = |bin: &str, cache: &str| {
+        let mut c = Command::new(bin);
+        c.envs(s3.env())
+            .env("LIFELINE_CACHE", dir.join(cache))
+            .env("LIFELINE_SYNC_SECONDS", "0.3");
+        c
+    };
+    let mut trainer = command(env!("CARGO_BIN_EXE_train"), "trainer")
+        .args(["trainer", "--ratio", "1", "--until-step", "8", "--config"])
+        .arg(&config)
+        .args(["--run", url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bucket = s3.bucket(url);
+    let t0 = Instant::now();
+    while bucket.list("locks").unwrap().is_empty() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the trainer took no lease"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A second trainer, on another mirror, is refused with the holder named.
+    let second = command(env!("CARGO_BIN_EXE_train"), "second")
+        .args(["trainer", "--config"])
+        .arg(&config)
+        .args(["--run", url])
+        .output()
+        .unwrap();
+    assert!(!second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("held by pid"), "{said}");
+
+    // A worker on a mirror of its own (in this process) plays until the trainer reaches its
+    // last step.
+    let worker_dir = dir.join("worker");
+    let mirror = Mirror::start(
+        s3.bucket(url),
+        worker_dir.clone(),
+        Pulls::Models,
+        SECOND / 5,
+    )
+    .unwrap();
+    let opts = selfplay::roles::WorkerOptions {
+        games: 4,
+        threads: Some(1),
+        device: "cpu".into(),
+    };
+    let mut finished = None;
+    let batches = selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| {
+        finished = trainer.try_wait().unwrap();
+        // A batch of the tiny config takes milliseconds: a pause lets the mirror's passes
+        // (every 0.2 s here) carry shards and checkpoints between batches, as on a real run.
+        std::thread::sleep(SECOND / 20);
+        finished.is_none() && done < 1200
+    })
+    .unwrap();
+    mirror.finish().unwrap();
+    let status = match finished {
+        Some(s) => s,
+        None => trainer.wait().unwrap(),
+    };
+    let mut stderr = String::new();
+    trainer
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{stderr}");
+
+    // Everything is in the bucket: every shard of the worker, whole checkpoints, the best
+    // pointer; the trainer released its lease.
+    let objects = bucket.list("").unwrap();
+    let shards: Vec<&String> = objects
+        .keys()
+        .filter(|k| k.starts_with("selfplay/shard-") && k.ends_with(".npz"))
+        .collect();
+    assert_eq!(shards.len(), batches.len(), "{objects:?}");
+    for step in ["000002", "000004", "000006", "000008"] {
+        assert!(
+            objects.contains_key(&format!("models/{step}/.complete")),
+            "{step}: {objects:?}"
+        );
+    }
+    assert_eq!(bucket.get("models/best").unwrap().unwrap().0, b"000008\n");
+    assert!(
+        bucket.list("locks").unwrap().is_empty(),
+        "the trainer released its lease"
+    );
+    // A worker started now plays with the newest checkpoint, which reaches it through the
+    // bucket.
+    let mirror = Mirror::start(s3.bucket(url), worker_dir.clone(), Pulls::Models, SECOND).unwrap();
+    let last =
+        selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| done < 1).unwrap();
+    mirror.finish().unwrap();
+    let meta = selfplay::shard::read_shard_meta(&last[0].shards[0]).unwrap();
+    assert_eq!(meta.model, "000008");
+    assert_eq!(
+        bucket
+            .list("selfplay")
+            .unwrap()
+            .keys()
+            .filter(|k| k.ends_with(".npz"))
+            .count(),
+        batches.len() + 1
+    );
+
+    // Status from yet another mirror sees the run.
+    let status = command(env!("CARGO_BIN_EXE_train"), "status")
+        .args(["status", "--run", url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(text.contains("000008"), "{text}");
+}
