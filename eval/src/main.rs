@@ -59,6 +59,21 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         prior_draws: f64,
     },
+    /// The gatekeeper role, for a trainer started with `--promote gate`: gate the run's newest
+    /// checkpoint against the best with the SPRT of `[eval]` whenever a newer one appears, and
+    /// promote it if it passes; with --follow, keep watching until stopped. Holds the run's
+    /// `gate` role; a gate already in the run's results is never played again.
+    Gatekeeper {
+        #[arg(long)]
+        config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
+        #[arg(long)]
+        run: selfplay::store::RunLocation,
+        #[arg(long)]
+        follow: bool,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
     /// The rating role: rate every checkpoint of the run the baselines have not met yet
     /// against `eval.rating_baselines` (`eval.rating_games` each, at `eval.rating_visits`),
     /// then refresh the rating table; with --follow, keep watching for new checkpoints until
@@ -307,6 +322,16 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
+        Command::Gatekeeper {
+            config,
+            run,
+            follow,
+            device,
+        } => {
+            let run = run.open(selfplay::store::Pulls::Everything)?;
+            gatekeeper(&config, run.path(), follow, &device)?;
+            run.finish()?;
+        }
         Command::Rate {
             config,
             run,
@@ -421,6 +446,67 @@ fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
 }
 
 /// `eval rate`: every checkpoint of the run against the rating baselines, once.
+/// `eval gatekeeper`: see the command's help.
+fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
+    let (rc, ec) = load_config(config)?;
+    check_run_game(run, &rc, config)?;
+    let dev = selfplay::model::parse_device(device)?;
+    let visits = ec.gate_visits.unwrap_or(rc.search.visits);
+    let rundir = RunDir::new(run);
+    let role = rundir.lock("gate")?;
+    let _log = selfplay::logging::init("gatekeeper");
+    let name = |dir: &Path| -> String {
+        dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    loop {
+        anyhow::ensure!(
+            !role.lost(),
+            "another gatekeeper took the run's `gate` role over (this one stalled past its lease)"
+        );
+        let (newest, best) = (rundir.checkpoints().pop(), rundir.best()?);
+        let candidate = match (&newest, &best) {
+            (Some((_, dir)), Some(best)) if dir != best => Some(dir.clone()),
+            _ => None,
+        };
+        if let (Some(cand_dir), Some(best_dir)) = (candidate, best) {
+            // The seed is the candidate's step: a gate of this pair is recognised in the
+            // results and never played twice.
+            let seed = newest.map_or(0, |(step, _)| step);
+            let (a, b) = (
+                format!("{}@{visits}", name(&cand_dir)),
+                format!("{}@{visits}", name(&best_dir)),
+            );
+            let summary =
+                match eval::results::find_summary(&rundir.matches(), "gate", &a, &b, seed)? {
+                    Some(s) => s,
+                    None => {
+                        let load = |dir: &Path| {
+                            let spec = format!("{}@{visits}", dir.display());
+                            Contestant::load(&spec, &rc.game, &rc.search, visits, &dev)
+                                .context(spec)
+                        };
+                        let (pc, pb) = (load(&cand_dir)?, load(&best_dir)?);
+                        let out = MatchOutput::in_run(run, &pc, &pb, "gate-");
+                        let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, false, &out)?;
+                        tracing::info!("{}", eval::matches::describe(&g.summary));
+                        g.summary
+                    }
+                };
+            // A newer best written meanwhile (another promotion) is left alone.
+            if summary.promoted == Some(true) && rundir.best()?.as_ref() == Some(&best_dir) {
+                rundir.set_best(&cand_dir)?;
+                tracing::info!("{a} promoted over {b}");
+            }
+        }
+        if !follow || selfplay::rundir::stop_requested() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
 fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
     let (rc, ec) = load_config(config)?;
     check_run_game(run, &rc, config)?;

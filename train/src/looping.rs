@@ -422,6 +422,8 @@ impl Looper {
             until_step: None,
             device: l.device.clone(),
             progress: false,
+            // The concurrent loop has no gate: the newest network plays (what measured best).
+            promote_newest: true,
         };
         let round = std::sync::atomic::AtomicU32::new(
             read_iterations(&self.run)?

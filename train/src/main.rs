@@ -20,6 +20,13 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// Who makes a trainer's checkpoints the best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Promote {
+    Newest,
+    Gate,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Train on the run's replay window for `train.steps` steps (or --steps), resuming from the
@@ -56,6 +63,10 @@ enum Cmd {
         until_step: Option<u64>,
         #[arg(long, default_value = "cpu")]
         device: String,
+        /// `newest`: each checkpoint becomes the best at once; `gate`: a gatekeeper
+        /// (`eval gatekeeper`) promotes those that pass its gate.
+        #[arg(long, value_enum, default_value_t = Promote::Newest)]
+        promote: Promote,
     },
     /// What a run is doing: the best and newest checkpoints, who holds its roles, and each
     /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
@@ -145,9 +156,17 @@ fn main() -> Result<()> {
             ratio,
             until_step,
             device,
+            promote,
         } => {
             let run = run.open(Pulls::Everything)?;
-            trainer(&config, run.path(), ratio, until_step, &device)?;
+            let rounds = TrainerRounds {
+                ratio,
+                until_step,
+                device,
+                progress: true,
+                promote_newest: promote == Promote::Newest,
+            };
+            trainer(&config, run.path(), &rounds)?;
             Ok(run.finish()?)
         }
         Cmd::Bench {
@@ -409,13 +428,7 @@ fn status(run: &RunDir, minutes: f64) -> Result<String> {
 }
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
-fn trainer(
-    config: &Path,
-    run: &Path,
-    ratio: f64,
-    until_step: Option<u64>,
-    device: &str,
-) -> Result<()> {
+fn trainer(config: &Path, run: &Path, rounds: &TrainerRounds) -> Result<()> {
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (cfg, train) = load_config(config)?;
@@ -427,12 +440,6 @@ fn trainer(
     run.tidy();
     install_stop_handler();
     let _log = selfplay::logging::init("trainer");
-    let rounds = TrainerRounds {
-        ratio,
-        until_step,
-        device: device.to_string(),
-        progress: true,
-    };
     // A trainer that stalled past its lease while another machine took the role stops.
     rounds.run(run, &cfg, &train, || !role.lost(), |_, _| Ok(()))?;
     anyhow::ensure!(

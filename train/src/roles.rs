@@ -26,13 +26,16 @@ pub struct TrainerRounds {
     pub device: String,
     /// Show each round's progress bar.
     pub progress: bool,
+    /// Make each new checkpoint the best at once (AlphaZero, KataGo); without it a
+    /// gatekeeper (`eval gatekeeper`) promotes the checkpoints that pass its gate.
+    pub promote_newest: bool,
 }
 
 impl TrainerRounds {
     /// Fit rounds of `train.steps` steps (the last one cut to `until_step`) while
     /// `keep_going()` says so and no stop was requested, each as soon as the run's shards
-    /// allow it; each new checkpoint becomes the best and is handed to `after_round` with the
-    /// samples generated so far.
+    /// allow it; each new checkpoint becomes the best (with `promote_newest`) and is handed to
+    /// `after_round` with the samples generated so far.
     pub fn run(
         &self,
         run: &RunDir,
@@ -83,7 +86,9 @@ impl TrainerRounds {
                 &self.device,
                 self.progress,
             )? {
-                run.set_best(&fitted.dir)?;
+                if self.promote_newest {
+                    run.set_best(&fitted.dir)?;
+                }
                 after_round(&fitted, generated)?;
             }
         }

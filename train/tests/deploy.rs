@@ -120,7 +120,7 @@ fn kill(pid: &str) {
 }
 
 #[test]
-fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
+fn the_slurm_scripts_run_two_workers_a_trainer_a_rater_and_a_gatekeeper_on_one_run() {
     // The jobs run the workspace's binaries, which `cargo test --workspace` builds next to
     // this package's.
     let bin = Path::new(env!("CARGO_BIN_EXE_train")).parent().unwrap();
@@ -168,7 +168,11 @@ fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(String::from_utf8_lossy(&out.stdout).contains("2 workers"));
-        assert_eq!(jobs.len(), 4, "trainer, two workers, rater: {pids}");
+        assert_eq!(
+            jobs.len(),
+            5,
+            "trainer, two workers, rater, gatekeeper: {pids}"
+        );
         check_submitted_run(&run, || {
             kill(&jobs.iter().find(|j| j.0 == "selfplay.sbatch").unwrap().1)
         });
@@ -181,9 +185,10 @@ fn the_slurm_scripts_run_two_workers_a_trainer_and_a_rater_on_one_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The run that submit.sh started (two workers, trainer, rater): shards of both workers arrive
-/// and checkpoints advance; after `cancel_one_worker` (what scancel does) the other worker goes
-/// on, every shard on disk is whole, and the best pointer names a checkpoint.
+/// The run that submit.sh started (two workers, trainer, rater, gatekeeper): shards of both
+/// workers arrive, checkpoints advance and the gatekeeper gates them; after
+/// `cancel_one_worker` (what scancel does) the other worker goes on, every shard on disk is
+/// whole, and the best pointer names the trainer's first checkpoint or one that passed a gate.
 fn check_submitted_run(run: &Path, cancel_one_worker: impl FnOnce()) {
     let rundir = RunDir::new(run);
     let workers = || -> BTreeSet<u32> {
@@ -222,11 +227,23 @@ fn check_submitted_run(run: &Path, cancel_one_worker: impl FnOnce()) {
         let games = std::fs::read_to_string(&records).unwrap().lines().count();
         assert_eq!(games, meta.games, "{}", records.display());
     }
+    let gates = || -> Vec<eval::results::MatchSummary> {
+        eval::results::read_summaries(&rundir.eval())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| s.kind == "gate")
+            .collect()
+    };
+    wait_for("a gate of the gatekeeper", Duration::from_secs(120), || {
+        !gates().is_empty()
+    });
     let best = rundir.best().unwrap().expect("a best checkpoint");
-    assert!(rundir
-        .checkpoints()
+    let best = best.file_name().unwrap().to_string_lossy().into_owned();
+    // TINY's first round ends at step 4: the trainer makes it the best when there is none.
+    let passed = gates()
         .iter()
-        .any(|c| c.1.file_name() == best.file_name()));
+        .any(|g| g.promoted == Some(true) && g.a.name.starts_with(&format!("{best}@")));
+    assert!(best == "000004" || passed, "best {best}: {:?}", gates());
 }
 
 fn is_root() -> bool {
@@ -315,7 +332,7 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    // "trainer job 1, self-play array 2 (2 workers), rater job 3"
+    // "trainer job 1, self-play array 2 (2 workers), rater job 3, gatekeeper job 4"
     let jobs: Vec<String> = stdout
         .lines()
         .next()
@@ -333,14 +350,14 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         assert!(
-            out.status.success() && jobs.len() == 4,
+            out.status.success() && jobs.len() == 5,
             "{stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(stdout.contains("2 workers"), "{stdout}");
         check_submitted_run(&run, || scancel(&format!("{}_0", jobs[1])));
     }));
-    for job in [0, 1, 3].iter().filter_map(|&i| jobs.get(i)) {
+    for job in [0, 1, 3, 4].iter().filter_map(|&i| jobs.get(i)) {
         scancel(job);
     }
     std::thread::sleep(Duration::from_secs(1));

@@ -130,3 +130,130 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A trainer that leaves promotion to the gatekeeper (`--promote gate`), a gatekeeper process
+/// and a worker: the best moves only to checkpoints that passed a gate, every gate is played
+/// once, and a second gatekeeper is refused.
+#[test]
+fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_train"))
+        .parent()
+        .unwrap()
+        .join("eval");
+    if !bin.is_file() {
+        eprintln!("eval not built beside train (run cargo test --workspace): skipped");
+        return;
+    }
+    let dir = temp("gatekeeper");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    let mut trainer = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args([
+            "trainer",
+            "--promote",
+            "gate",
+            "--ratio",
+            "1",
+            "--until-step",
+            "8",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let gatekeeper = |follow: bool| {
+        let mut c = Command::new(&bin);
+        c.args(["gatekeeper", "--config"])
+            .arg(&config)
+            .arg("--run")
+            .arg(&run);
+        if follow {
+            c.arg("--follow");
+        }
+        c
+    };
+    let t0 = Instant::now();
+    while !run.join("config.toml").exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut keeper = gatekeeper(true).stderr(Stdio::piped()).spawn().unwrap();
+    let lock = run.join("locks/gate.lock");
+    while !lock.exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let second = gatekeeper(false).output().unwrap();
+    assert!(!second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("held by pid"));
+
+    let opts = selfplay::roles::WorkerOptions {
+        games: 4,
+        threads: Some(1),
+        device: "cpu".into(),
+    };
+    let mut finished = None;
+    selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
+        finished = trainer.try_wait().unwrap();
+        finished.is_none() && done < 200
+    })
+    .unwrap();
+    let status = match finished {
+        Some(s) => s,
+        None => trainer.wait().unwrap(),
+    };
+    assert!(status.success());
+    // The gatekeeper judges the newest checkpoint, then is stopped.
+    let matches = run.join("eval/matches.jsonl");
+    let gates = || -> Vec<eval::results::MatchSummary> {
+        eval::results::read_summaries(&run.join("eval"))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| s.kind == "gate")
+            .collect()
+    };
+    let judged_newest = |g: &[eval::results::MatchSummary]| {
+        let best = std::fs::read_to_string(run.join("models/best")).unwrap_or_default();
+        best.trim() == "000008" || g.iter().any(|s| s.a.name.starts_with("000008@"))
+    };
+    while !judged_newest(&gates()) && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Command::new("kill")
+        .arg(keeper.id().to_string())
+        .status()
+        .unwrap();
+    let kept = keeper.wait().unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(keeper.stderr.as_mut().unwrap(), &mut said).unwrap();
+    assert!(kept.success(), "{said}");
+    assert!(matches.is_file(), "{said}");
+
+    let gates = gates();
+    assert!(judged_newest(&gates), "{gates:?}");
+    // The trainer made only its first round's checkpoint the best (the run had none); every
+    // later best passed a gate.
+    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
+    let best = best.trim();
+    let promoted: Vec<&str> = gates
+        .iter()
+        .filter(|s| s.promoted == Some(true))
+        .map(|s| s.a.name.split('@').next().unwrap())
+        .collect();
+    assert!(
+        best == "000004" || promoted.contains(&best),
+        "best {best}, promoted {promoted:?}"
+    );
+    let mut pairs: Vec<_> = gates
+        .iter()
+        .map(|s| (&s.a.name, &s.b.name, s.seed))
+        .collect();
+    pairs.sort();
+    let n = pairs.len();
+    pairs.dedup();
+    assert_eq!(pairs.len(), n, "a gate was played twice");
+    let _ = std::fs::remove_dir_all(&dir);
+}
