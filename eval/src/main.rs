@@ -63,32 +63,12 @@ enum Command {
     /// checkpoint against the best with the SPRT of `[eval]` whenever a newer one appears, and
     /// promote it if it passes; with --follow, keep watching until stopped. Holds the run's
     /// `gate` role; a gate already in the run's results is never played again.
-    Gatekeeper {
-        #[arg(long)]
-        config: PathBuf,
-        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
-        #[arg(long)]
-        run: selfplay::store::RunLocation,
-        #[arg(long)]
-        follow: bool,
-        #[arg(long, default_value = "cpu")]
-        device: String,
-    },
+    Gatekeeper(JudgeRole),
     /// The rating role: rate every checkpoint of the run the baselines have not met yet
     /// against `eval.rating_baselines` (`eval.rating_games` each, at `eval.rating_visits`),
     /// then refresh the rating table; with --follow, keep watching for new checkpoints until
     /// stopped. A match already in the run's results is never played again.
-    Rate {
-        #[arg(long)]
-        config: PathBuf,
-        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
-        #[arg(long)]
-        run: selfplay::store::RunLocation,
-        #[arg(long)]
-        follow: bool,
-        #[arg(long, default_value = "cpu")]
-        device: String,
-    },
+    Rate(JudgeRole),
     /// Gate a candidate against the best model with an SPRT ([eval] of the config).
     Gate {
         #[arg(long)]
@@ -143,6 +123,30 @@ enum Command {
         #[command(subcommand)]
         study: eval::studies::Study,
     },
+}
+
+/// What the roles that judge checkpoints in the background (gatekeeper, rater) are given.
+#[derive(clap::Args)]
+struct JudgeRole {
+    #[arg(long)]
+    config: PathBuf,
+    /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
+    #[arg(long)]
+    run: selfplay::store::RunLocation,
+    /// Keep watching for new checkpoints until stopped.
+    #[arg(long)]
+    follow: bool,
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+impl JudgeRole {
+    /// Run `role` on the run (through its mirror where it lives in a bucket).
+    fn run(self, role: fn(&Path, &Path, bool, &str) -> Result<()>) -> Result<()> {
+        let run = self.run.open(selfplay::store::Pulls::Everything)?;
+        role(&self.config, run.path(), self.follow, &self.device)?;
+        Ok(run.finish()?)
+    }
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
@@ -322,26 +326,8 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
-        Command::Gatekeeper {
-            config,
-            run,
-            follow,
-            device,
-        } => {
-            let run = run.open(selfplay::store::Pulls::Everything)?;
-            gatekeeper(&config, run.path(), follow, &device)?;
-            run.finish()?;
-        }
-        Command::Rate {
-            config,
-            run,
-            follow,
-            device,
-        } => {
-            let run = run.open(selfplay::store::Pulls::Everything)?;
-            rate(&config, run.path(), follow, &device)?;
-            run.finish()?;
-        }
+        Command::Gatekeeper(role) => role.run(gatekeeper)?,
+        Command::Rate(role) => role.run(rate)?,
         Command::Serve {
             model,
             config,

@@ -29,9 +29,12 @@ pub trait Backend: Send + Sync + Debug {
     ) -> (Vec<f32>, Vec<f32>);
 }
 
-/// The fastest backend for `net` (in inference mode) on `device`.
+/// The fastest backend for `net` (in inference mode) on `device`; `LIFELINE_BACKEND=burn`
+/// forces burn's own layers on the CPU too (what the learning benchmark's ablation of
+/// inference speed compares against).
 pub fn choose(net: &PolicyValueNet, device: &Device) -> Box<dyn Backend> {
-    if *device == Device::flex() {
+    let burn_forced = std::env::var("LIFELINE_BACKEND").is_ok_and(|b| b == "burn");
+    if *device == Device::flex() && !burn_forced {
         Box::new(FusedCpu::new(net))
     } else {
         Box::new(BurnLayers::new(net.clone(), device.clone()))

@@ -97,14 +97,20 @@ fn submit_tiny_run(
         .arg(config)
         .arg(run)
         .arg("2")
-        .env("LIFELINE_BIN", bin)
-        .env("DEVICE", "cpu")
-        .env("RATIO", "1")
-        .env("GAMES", "4");
-    for (k, v) in env {
-        c.env(k, v);
-    }
+        .envs(tiny_job_env(bin))
+        .envs(env.iter().copied());
     c.output().unwrap()
+}
+
+/// The settings of the tiny run's jobs: the workspace's binaries, on the CPU, 4 games per
+/// shard, one sample trained per sample generated.
+fn tiny_job_env(bin: &Path) -> [(&'static str, String); 4] {
+    [
+        ("LIFELINE_BIN", bin.display().to_string()),
+        ("DEVICE", "cpu".into()),
+        ("RATIO", "1".into()),
+        ("GAMES", "4".into()),
+    ]
 }
 
 fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
@@ -152,15 +158,18 @@ fn the_slurm_scripts_run_two_workers_a_trainer_a_rater_and_a_gatekeeper_on_one_r
         bin,
         &[("PATH", &path), ("FAKE_SLURM", &fake.display().to_string())],
     );
-    let pids = std::fs::read_to_string(fake.join("pids")).unwrap_or_default();
-    let jobs: Vec<(String, String)> = pids
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            Some((w.next()?.to_string(), w.nth(1)?.to_string()))
-        })
-        .collect();
-    let stop_all = || jobs.iter().for_each(|(_, pid)| kill(pid));
+    let read_jobs = || -> Vec<(String, String)> {
+        let pids = std::fs::read_to_string(fake.join("pids")).unwrap_or_default();
+        pids.lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                Some((w.next()?.to_string(), w.nth(1)?.to_string()))
+            })
+            .collect()
+    };
+    let jobs = read_jobs();
+    let stop_all = || read_jobs().iter().for_each(|(_, pid)| kill(pid));
+    let pid_of = |script: &str| jobs.iter().find(|j| j.0 == script).unwrap().1.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         assert!(
             out.status.success(),
@@ -171,11 +180,22 @@ fn the_slurm_scripts_run_two_workers_a_trainer_a_rater_and_a_gatekeeper_on_one_r
         assert_eq!(
             jobs.len(),
             5,
-            "trainer, two workers, rater, gatekeeper: {pids}"
+            "trainer, two workers, rater, gatekeeper: {jobs:?}"
         );
-        check_submitted_run(&run, || {
-            kill(&jobs.iter().find(|j| j.0 == "selfplay.sbatch").unwrap().1)
-        });
+        check_submitted_run(
+            &run,
+            || kill(&pid_of("selfplay.sbatch")),
+            || kill(&pid_of("trainer.sbatch")),
+            || {
+                let again = resubmit_trainer(
+                    &config,
+                    &run,
+                    bin,
+                    &[("PATH", &path), ("FAKE_SLURM", &fake.display().to_string())],
+                );
+                assert!(again.status.success());
+            },
+        );
     }));
     stop_all();
     if let Err(e) = result {
@@ -188,8 +208,15 @@ fn the_slurm_scripts_run_two_workers_a_trainer_a_rater_and_a_gatekeeper_on_one_r
 /// The run that submit.sh started (two workers, trainer, rater, gatekeeper): shards of both
 /// workers arrive, checkpoints advance and the gatekeeper gates them; after
 /// `cancel_one_worker` (what scancel does) the other worker goes on, every shard on disk is
-/// whole, and the best pointer names the trainer's first checkpoint or one that passed a gate.
-fn check_submitted_run(run: &Path, cancel_one_worker: impl FnOnce()) {
+/// whole, and the best pointer names the trainer's first checkpoint or one that passed a gate;
+/// after `cancel_trainer` and `submit_trainer` the new trainer resumes from the newest
+/// checkpoint, with no step trained twice or skipped.
+fn check_submitted_run(
+    run: &Path,
+    cancel_one_worker: impl FnOnce(),
+    cancel_trainer: impl FnOnce(),
+    submit_trainer: impl FnOnce(),
+) {
     let rundir = RunDir::new(run);
     let workers = || -> BTreeSet<u32> {
         rundir
@@ -244,6 +271,57 @@ fn check_submitted_run(run: &Path, cancel_one_worker: impl FnOnce()) {
         .iter()
         .any(|g| g.promoted == Some(true) && g.a.name.starts_with(&format!("{best}@")));
     assert!(best == "000004" || passed, "best {best}: {:?}", gates());
+
+    // The trainer comes and goes: a new one resumes where the last checkpoint left off.
+    cancel_trainer();
+    wait_for(
+        "the trainer to give its role up",
+        Duration::from_secs(60),
+        || rundir.role_holder("train").is_none(),
+    );
+    let before = rundir.checkpoints().last().map_or(0, |c| c.0);
+    submit_trainer();
+    wait_for(
+        "a checkpoint of the new trainer",
+        Duration::from_secs(120),
+        || rundir.checkpoints().last().is_some_and(|c| c.0 > before),
+    );
+    // TINY checkpoints every 2 steps: one checkpoint per 2 steps, none missing or repeated.
+    let steps: Vec<u64> = rundir.checkpoints().iter().map(|c| c.0).collect();
+    let expected: Vec<u64> = (1..=steps.len() as u64).map(|i| 2 * i).collect();
+    assert_eq!(steps, expected);
+}
+
+/// `trainer.sbatch` submitted again with the settings of [`submit_tiny_run`].
+fn resubmit_trainer(
+    config: &Path,
+    run: &Path,
+    bin: &Path,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    // Through bash, as submit.sh runs it, so that `sbatch` is looked up on `env`'s PATH.
+    let extra = env
+        .iter()
+        .find(|(k, _)| *k == "SBATCH_EXTRA")
+        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>())
+        .unwrap_or_default();
+    let mut c = Command::new("bash");
+    c.args([
+        "-c",
+        "exec sbatch \"$@\"",
+        "sbatch",
+        "--parsable",
+        "--export=ALL",
+    ])
+    .arg(format!("--chdir={}", run.display()))
+    .args(extra)
+    .arg(repo().join("deploy/slurm/trainer.sbatch"))
+    .env("CONFIG", config)
+    .env("RUN", run)
+    .env("PROMOTE", "gate")
+    .envs(tiny_job_env(bin))
+    .envs(env.iter().copied());
+    c.output().unwrap()
 }
 
 fn is_root() -> bool {
@@ -348,6 +426,7 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
             .env("SLURM_CONF", &conf)
             .status();
     };
+    let resubmitted = std::cell::RefCell::new(None::<String>);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         assert!(
             out.status.success() && jobs.len() == 5,
@@ -355,9 +434,33 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(stdout.contains("2 workers"), "{stdout}");
-        check_submitted_run(&run, || scancel(&format!("{}_0", jobs[1])));
+        check_submitted_run(
+            &run,
+            || scancel(&format!("{}_0", jobs[1])),
+            || scancel(&jobs[0]),
+            || {
+                let again = resubmit_trainer(
+                    &config,
+                    &run,
+                    bin,
+                    &[
+                        ("PATH", &path),
+                        ("SLURM_CONF", &conf.display().to_string()),
+                        ("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none"),
+                    ],
+                );
+                let id = String::from_utf8_lossy(&again.stdout).trim().to_string();
+                assert!(again.status.success() && !id.is_empty(), "{again:?}");
+                resubmitted.replace(Some(id));
+            },
+        );
     }));
-    for job in [0, 1, 3, 4].iter().filter_map(|&i| jobs.get(i)) {
+    let extra = resubmitted.take();
+    for job in [0, 1, 3, 4]
+        .iter()
+        .filter_map(|&i| jobs.get(i))
+        .chain(extra.as_ref())
+    {
         scancel(job);
     }
     std::thread::sleep(Duration::from_secs(1));

@@ -2,11 +2,49 @@
 //! directory: a trainer process waits for the worker's data, trains, and makes each checkpoint
 //! the best, which the worker picks up; a second trainer is refused.
 
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 use common::{temp, TINY};
+
+/// `train trainer` on the tiny run at ratio 1 until step 8, with `extra` arguments.
+fn spawn_trainer(config: &Path, run: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["trainer", "--ratio", "1", "--until-step", "8"])
+        .args(extra)
+        .arg("--config")
+        .arg(config)
+        .arg("--run")
+        .arg(run)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A self-play worker in this process, 4 games a batch, until `trainer` ends; its batches and
+/// the trainer's exit status.
+fn work_until_trainer_ends(
+    config: &Path,
+    run: &Path,
+    trainer: &mut Child,
+) -> (Vec<selfplay::generate::RunSummary>, ExitStatus) {
+    let opts = selfplay::roles::WorkerOptions {
+        games: 4,
+        threads: Some(1),
+        device: "cpu".into(),
+    };
+    let mut finished = None;
+    let batches = selfplay::roles::self_play_worker(config, run, &opts, |done| {
+        finished = trainer.try_wait().unwrap();
+        finished.is_none() && done < 200
+    })
+    .unwrap();
+    let status = finished.unwrap_or_else(|| trainer.wait().unwrap());
+    (batches, status)
+}
 
 #[test]
 fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
@@ -15,15 +53,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
     // TINY trains 4 steps of 16 samples a round: with ratio 1, a round needs 64 samples.
-    let mut trainer = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args(["trainer", "--ratio", "1", "--until-step", "8", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut trainer = spawn_trainer(&config, &run, &[]);
     // Wait for the trainer to hold its role, then check that a second one is refused.
     let lock = run.join("locks/train.lock");
     let t0 = Instant::now();
@@ -41,21 +71,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     assert!(String::from_utf8_lossy(&second.stderr).contains("held by pid"));
 
     // The worker plays in this process until the trainer has reached its last step.
-    let opts = selfplay::roles::WorkerOptions {
-        games: 4,
-        threads: Some(1),
-        device: "cpu".into(),
-    };
-    let mut finished = None;
-    let batches = selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
-        finished = trainer.try_wait().unwrap();
-        finished.is_none() && done < 200
-    })
-    .unwrap();
-    let status = match finished {
-        Some(s) => s,
-        None => trainer.wait().unwrap(),
-    };
+    let (batches, status) = work_until_trainer_ends(&config, &run, &mut trainer);
     let mut stderr = String::new();
     std::io::Read::read_to_string(trainer.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
@@ -136,7 +152,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
 /// once, and a second gatekeeper is refused.
 #[test]
 fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_train"))
+    let bin = Path::new(env!("CARGO_BIN_EXE_train"))
         .parent()
         .unwrap()
         .join("eval");
@@ -148,24 +164,7 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    let mut trainer = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args([
-            "trainer",
-            "--promote",
-            "gate",
-            "--ratio",
-            "1",
-            "--until-step",
-            "8",
-            "--config",
-        ])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut trainer = spawn_trainer(&config, &run, &["--promote", "gate"]);
     let gatekeeper = |follow: bool| {
         let mut c = Command::new(&bin);
         c.args(["gatekeeper", "--config"])
@@ -190,21 +189,7 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
     assert!(!second.status.success());
     assert!(String::from_utf8_lossy(&second.stderr).contains("held by pid"));
 
-    let opts = selfplay::roles::WorkerOptions {
-        games: 4,
-        threads: Some(1),
-        device: "cpu".into(),
-    };
-    let mut finished = None;
-    selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
-        finished = trainer.try_wait().unwrap();
-        finished.is_none() && done < 200
-    })
-    .unwrap();
-    let status = match finished {
-        Some(s) => s,
-        None => trainer.wait().unwrap(),
-    };
+    let (_, status) = work_until_trainer_ends(&config, &run, &mut trainer);
     assert!(status.success());
     // The gatekeeper judges the newest checkpoint, then is stopped.
     let matches = run.join("eval/matches.jsonl");
