@@ -4,7 +4,8 @@
 //! and a trainer in separate processes (separate mirrors, as on separate machines) train a run
 //! that lives only in the bucket.
 //!
-//! moto comes from PyPI (`moto[server]`); without it these tests say so and pass, unless
+//! moto comes from PyPI (`moto[server]`), run by `LIFELINE_MOTO_PYTHON` (default `python3`;
+//! CI gives it a venv of its own); without it these tests say so and pass, unless
 //! `LIFELINE_REQUIRE_MOTO=1` (CI sets it) makes its absence a failure.
 
 use selfplay::lease::{self, Holder};
@@ -36,7 +37,8 @@ impl Drop for Moto {
 
 /// The server with bucket `bucket` made, or `None` (said) where moto is not installed.
 fn moto(bucket: &str) -> Option<Moto> {
-    let have = Command::new("python3")
+    let python = std::env::var("LIFELINE_MOTO_PYTHON").unwrap_or_else(|_| "python3".into());
+    let have = Command::new(&python)
         .args(["-c", "import moto.server"])
         .stderr(Stdio::null())
         .status()
@@ -44,9 +46,9 @@ fn moto(bucket: &str) -> Option<Moto> {
     if !have {
         assert!(
             std::env::var("LIFELINE_REQUIRE_MOTO").as_deref() != Ok("1"),
-            "LIFELINE_REQUIRE_MOTO=1 but python3 cannot import moto (pip install 'moto[server]')"
+            "LIFELINE_REQUIRE_MOTO=1 but {python} cannot import moto (pip install 'moto[server]')"
         );
-        eprintln!("skipped: python3 cannot import moto (pip install 'moto[server]')");
+        eprintln!("skipped: {python} cannot import moto (pip install 'moto[server]')");
         return None;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -54,7 +56,7 @@ fn moto(bucket: &str) -> Option<Moto> {
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new("python3")
+    let child = Command::new(&python)
         .args([
             "-m",
             "moto.server",
