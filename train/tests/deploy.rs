@@ -399,16 +399,13 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
     let run = dir.join("run");
     // The scripts ask for a GPU and many cores, as on a real cluster; a 2-core test node has
     // neither.
-    let out = submit_tiny_run(
-        &config,
-        &run,
-        bin,
-        &[
-            ("PATH", &path),
-            ("SLURM_CONF", &conf.display().to_string()),
-            ("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none"),
-        ],
-    );
+    let conf_text = conf.display().to_string();
+    let cluster_env = [
+        ("PATH", path.as_str()),
+        ("SLURM_CONF", conf_text.as_str()),
+        ("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none"),
+    ];
+    let out = submit_tiny_run(&config, &run, bin, &cluster_env);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     // "trainer job 1, self-play array 2 (2 workers), rater job 3, gatekeeper job 4"
     let jobs: Vec<String> = stdout
@@ -439,16 +436,7 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
             || scancel(&format!("{}_0", jobs[1])),
             || scancel(&jobs[0]),
             || {
-                let again = resubmit_trainer(
-                    &config,
-                    &run,
-                    bin,
-                    &[
-                        ("PATH", &path),
-                        ("SLURM_CONF", &conf.display().to_string()),
-                        ("SBATCH_EXTRA", "--cpus-per-task=1 --mem=200M --gres=none"),
-                    ],
-                );
+                let again = resubmit_trainer(&config, &run, bin, &cluster_env);
                 let id = String::from_utf8_lossy(&again.stdout).trim().to_string();
                 assert!(again.status.success() && !id.is_empty(), "{again:?}");
                 resubmitted.replace(Some(id));
