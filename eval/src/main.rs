@@ -431,7 +431,6 @@ fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
     Ok(())
 }
 
-/// `eval rate`: every checkpoint of the run against the rating baselines, once.
 /// `eval gatekeeper`: see the command's help.
 fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
     let (rc, ec) = load_config(config)?;
@@ -493,6 +492,7 @@ fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<(
     }
 }
 
+/// `eval rate`: every checkpoint of the run against the rating baselines, once.
 fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
     let (rc, ec) = load_config(config)?;
     check_run_game(run, &rc, config)?;

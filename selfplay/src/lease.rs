@@ -191,24 +191,14 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Take the lease at `path` (a directory's numbered files) for this process, for the
-    /// configured duration (`LIFELINE_LEASE_SECONDS`, 60 s by default).
-    pub fn take(path: &Path) -> Result<Lease, LeaseError> {
-        Lease::take_in(Arc::new(DirLease::new(path)), duration())
+    /// Take the lease whose numbered files are `files` for this process, for the configured
+    /// duration (`LIFELINE_LEASE_SECONDS`, 60 s by default).
+    pub fn take(files: Arc<dyn LeaseFiles>) -> Result<Lease, LeaseError> {
+        Lease::take_for(files, duration())
     }
 
     /// [`Lease::take`] for `duration`.
-    pub fn take_for(path: &Path, duration: Duration) -> Result<Lease, LeaseError> {
-        Lease::take_in(Arc::new(DirLease::new(path)), duration)
-    }
-
-    /// Take the lease whose numbered files are `files`, for the configured duration.
-    pub fn take_files(files: Arc<dyn LeaseFiles>) -> Result<Lease, LeaseError> {
-        Lease::take_in(files, duration())
-    }
-
-    /// Take the lease whose numbered files are `files`, for `duration`.
-    pub fn take_in(files: Arc<dyn LeaseFiles>, duration: Duration) -> Result<Lease, LeaseError> {
+    pub fn take_for(files: Arc<dyn LeaseFiles>, duration: Duration) -> Result<Lease, LeaseError> {
         let me = Holder {
             pid: std::process::id(),
             host: crate::rundir::host_name(),
@@ -270,12 +260,7 @@ impl Drop for Lease {
 
 /// The lease duration: `LIFELINE_LEASE_SECONDS`, or 60 s.
 fn duration() -> Duration {
-    let secs = std::env::var("LIFELINE_LEASE_SECONDS")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .unwrap_or(DEFAULT_SECONDS);
-    Duration::from_secs_f64(secs)
+    crate::rundir::env_seconds("LIFELINE_LEASE_SECONDS", DEFAULT_SECONDS)
 }
 
 pub fn now_ms() -> u128 {
@@ -485,7 +470,8 @@ mod tests {
     #[test]
     fn a_held_lease_is_renewed_and_removed_when_dropped() {
         let base = temp("renew");
-        let lease = Lease::take_for(&base, Duration::from_millis(300)).unwrap();
+        let lease =
+            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
         let first = holder_of(&base).unwrap();
         std::thread::sleep(Duration::from_millis(700));
         let later = holder_of(&base).unwrap();
@@ -513,7 +499,8 @@ mod tests {
         for (_, old) in generations(&base) {
             std::fs::remove_file(old).unwrap();
         }
-        let lease = Lease::take_for(&base, Duration::from_millis(300)).unwrap();
+        let lease =
+            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
         drop(lease);
         assert!(generations(&base).is_empty(), "a released lease is removed");
     }

@@ -509,19 +509,18 @@ impl RunDir {
         // The file lock keeps out a second holder on this machine (and on filesystems whose
         // locks reach across machines); the lease keeps one out on another machine where they
         // do not.
-        let lease =
-            crate::lease::Lease::take_files(self.lease_files(role)).map_err(|e| match e {
-                crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
-                    run: self.root.clone(),
-                    role: role.into(),
-                    holder,
-                },
-                crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
-                    path,
-                    action: "take the lease",
-                    source,
-                },
-            })?;
+        let lease = crate::lease::Lease::take(self.lease_files(role)).map_err(|e| match e {
+            crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
+                run: self.root.clone(),
+                role: role.into(),
+                holder,
+            },
+            crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
+                path,
+                action: "take the lease",
+                source,
+            },
+        })?;
         let previous = (!holder.trim().is_empty())
             .then(|| describe_holder(&holder))
             .or_else(|| {
@@ -549,17 +548,22 @@ impl RunDir {
     /// Where the lease of role `role` lives: beside its lock file, or in the bucket of a run
     /// this process mirrors (`crate::store`).
     fn lease_files(&self, role: &str) -> std::sync::Arc<dyn crate::lease::LeaseFiles> {
-        let base = self.lock_file(role).with_extension("lease");
+        let base = self.lease_base(role);
         crate::store::bucket_lease(&self.root, &base)
             .unwrap_or_else(|| std::sync::Arc::new(crate::lease::DirLease::new(base)))
+    }
+
+    /// The lease of role `role`, beside its lock file: `locks/ROLE.lease` (its numbered files
+    /// are `ROLE.lease.N`).
+    fn lease_base(&self, role: &str) -> PathBuf {
+        self.lock_file(role).with_extension("lease")
     }
 
     /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking
     /// the lock (a status query must not stand in a starting role's way). A holder on this
     /// host whose process is gone holds nothing. For a run on a bucket, the lease says.
     pub fn role_holder(&self, role: &str) -> Option<String> {
-        let base = self.lock_file(role).with_extension("lease");
-        if let Some(files) = crate::store::bucket_lease(&self.root, &base) {
+        if let Some(files) = crate::store::bucket_lease(&self.root, &self.lease_base(role)) {
             let h = crate::lease::holder(&*files)?;
             let alive = h.host != host_name() || process_alive(h.pid);
             return (alive && h.expires_ms > crate::lease::now_ms())
@@ -769,6 +773,16 @@ fn stamp_order(p: &Path) -> (u128, String) {
 
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+/// Seconds from the environment variable `var` (a positive finite number), else `default`.
+pub fn env_seconds(var: &str, default: f64) -> std::time::Duration {
+    let secs = std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .unwrap_or(default);
+    std::time::Duration::from_secs_f64(secs)
+}
 
 /// Install the handler of SIGINT and SIGTERM: the first asks the program to stop after the
 /// write in progress ([`stop_requested`]) and says so; a second one exits at once (every file

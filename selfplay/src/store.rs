@@ -676,11 +676,7 @@ impl Syncer {
         let bytes = if changed_there && rel.ends_with(".jsonl") {
             let theirs = self.bucket.get(rel)?.map(|(b, _)| b).unwrap_or_default();
             let merged = merge_lines(&theirs, &ours);
-            write_atomic(&path, &merged).map_err(|e| StoreError::Io {
-                path: path.clone(),
-                action: "write",
-                source: std::io::Error::other(e),
-            })?;
+            write_file(&path, &merged)?;
             moved.merged += 1;
             merged
         } else {
@@ -715,11 +711,7 @@ impl Syncer {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(self.io(rel, "create"))?;
         }
-        write_atomic(&path, &bytes).map_err(|e| StoreError::Io {
-            path: path.clone(),
-            action: "write",
-            source: std::io::Error::other(e),
-        })?;
+        write_file(&path, &bytes)?;
         self.record(rel, etag);
         moved.pulled += 1;
         Ok(())
@@ -744,14 +736,18 @@ impl Syncer {
     }
 
     fn save_state(&self) -> Result<(), StoreError> {
-        let path = self.root.join(STATE);
         let bytes = serde_json::to_vec(&self.state).unwrap_or_default();
-        write_atomic(&path, &bytes).map_err(|e| StoreError::Io {
-            path,
-            action: "write",
-            source: std::io::Error::other(e),
-        })
+        write_file(&self.root.join(STATE), &bytes)
     }
+}
+
+/// Write `path` atomically ([`write_atomic`]).
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_atomic(path, bytes).map_err(|e| StoreError::Io {
+        path: path.to_path_buf(),
+        action: "write",
+        source: std::io::Error::other(e),
+    })
 }
 
 /// A [`Syncer`] run every few seconds on a thread of its own, and once more at the end.
@@ -772,12 +768,7 @@ impl std::fmt::Debug for Mirror {
 
 /// Seconds between passes: `LIFELINE_SYNC_SECONDS`, or 5.
 fn interval() -> Duration {
-    let secs = std::env::var("LIFELINE_SYNC_SECONDS")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .unwrap_or(5.0);
-    Duration::from_secs_f64(secs)
+    crate::rundir::env_seconds("LIFELINE_SYNC_SECONDS", 5.0)
 }
 
 impl Mirror {
@@ -829,19 +820,17 @@ impl Mirror {
         })
     }
 
-    fn halt(&mut self) {
+    /// Stop the passes and make a last one, so that everything written is in the bucket
+    /// (once: a mirror already halted has nothing more to do).
+    fn last_pass(&mut self) -> Result<(), StoreError> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
         drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        let _ = thread.join();
         if let Ok(mut list) = MIRRORED.lock() {
             list.retain(|(dir, _)| dir != &self.root);
         }
-    }
-
-    /// Stop the passes and make a last one, so that everything written is in the bucket.
-    pub fn finish(mut self) -> Result<(), StoreError> {
-        self.halt();
         let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
         let moved = sync.pass()?;
         tracing::info!(
@@ -851,16 +840,17 @@ impl Mirror {
         );
         Ok(())
     }
+
+    /// Stop the passes and make a last one (see [`Mirror::last_pass`]).
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        self.last_pass()
+    }
 }
 
 impl Drop for Mirror {
     fn drop(&mut self) {
-        if self.thread.is_some() {
-            self.halt();
-            let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-            if let Err(e) = sync.pass() {
-                tracing::error!("the last pass of the mirror failed: {e}");
-            }
+        if let Err(e) = self.last_pass() {
+            tracing::error!("the last pass of the mirror failed: {e}");
         }
     }
 }

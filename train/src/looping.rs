@@ -61,8 +61,8 @@ pub struct LoopConfig {
     pub ratio: f64,
 }
 
-/// How a new checkpoint becomes the run's best (`loop.promote`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How a new checkpoint becomes the run's best (`loop.promote`, `train trainer --promote`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Promotion {
     /// The SPRT gate of `[eval]` against the current best.
@@ -423,7 +423,7 @@ impl Looper {
             device: l.device.clone(),
             progress: false,
             // The concurrent loop has no gate: the newest network plays (what measured best).
-            promote_newest: true,
+            promote: Promotion::Newest,
         };
         let round = std::sync::atomic::AtomicU32::new(
             read_iterations(&self.run)?

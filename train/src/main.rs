@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::TrainConfig;
 use train::fit::Trainer;
+use train::looping::Promotion;
 use train::roles::{fit_locked, TrainerRounds};
 use train::window::Window;
 
@@ -18,13 +19,6 @@ use train::window::Window;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-}
-
-/// Who makes a trainer's checkpoints the best.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Promote {
-    Newest,
-    Gate,
 }
 
 #[derive(Subcommand)]
@@ -65,8 +59,8 @@ enum Cmd {
         device: String,
         /// `newest`: each checkpoint becomes the best at once; `gate`: a gatekeeper
         /// (`eval gatekeeper`) promotes those that pass its gate.
-        #[arg(long, value_enum, default_value_t = Promote::Newest)]
-        promote: Promote,
+        #[arg(long, value_enum, default_value_t = Promotion::Newest)]
+        promote: Promotion,
     },
     /// What a run is doing: the best and newest checkpoints, who holds its roles, and each
     /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
@@ -164,7 +158,7 @@ fn main() -> Result<()> {
                 until_step,
                 device,
                 progress: true,
-                promote_newest: promote == Promote::Newest,
+                promote,
             };
             trainer(&config, run.path(), &rounds)?;
             Ok(run.finish()?)

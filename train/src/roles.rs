@@ -26,15 +26,15 @@ pub struct TrainerRounds {
     pub device: String,
     /// Show each round's progress bar.
     pub progress: bool,
-    /// Make each new checkpoint the best at once (AlphaZero, KataGo); without it a
+    /// `Newest`: each new checkpoint becomes the best at once (AlphaZero, KataGo); `Gate`: a
     /// gatekeeper (`eval gatekeeper`) promotes the checkpoints that pass its gate.
-    pub promote_newest: bool,
+    pub promote: crate::looping::Promotion,
 }
 
 impl TrainerRounds {
     /// Fit rounds of `train.steps` steps (the last one cut to `until_step`) while
     /// `keep_going()` says so and no stop was requested, each as soon as the run's shards
-    /// allow it; each new checkpoint becomes the best (with `promote_newest`) and is handed to
+    /// allow it; each new checkpoint becomes the best (when it promotes the newest) and is handed to
     /// `after_round` with the samples generated so far.
     pub fn run(
         &self,
@@ -86,7 +86,7 @@ impl TrainerRounds {
                 &self.device,
                 self.progress,
             )? {
-                if self.promote_newest {
+                if self.promote == crate::looping::Promotion::Newest {
                     run.set_best(&fitted.dir)?;
                 }
                 after_round(&fitted, generated)?;
