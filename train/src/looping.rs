@@ -28,7 +28,7 @@ use selfplay::model::{parse_device, Model, NetEvaluator};
 use selfplay::rundir::{check_format, format_v1, write_atomic, RoleLock, RunDir, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The `[loop]` table of a config.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +59,9 @@ pub struct LoopConfig {
     /// With `concurrent`: samples trained per sample generated, at most (the trainer waits
     /// for data rather than overfitting).
     pub ratio: f64,
+    /// With `concurrent` and `minutes`: over this share of `minutes` at the end, the learning
+    /// rate falls linearly to `train.min_lr_fraction` of itself (0: it stays constant).
+    pub lr_anneal: f64,
 }
 
 /// How a new checkpoint becomes the run's best (`loop.promote`, `train trainer --promote`).
@@ -85,6 +88,7 @@ impl Default for LoopConfig {
             selfplay_threads: 1,
             train_threads: 1,
             ratio: 4.0,
+            lr_anneal: 0.0,
         }
     }
 }
@@ -110,6 +114,18 @@ impl LoopConfig {
                 "loop.ratio must be a positive number (got {})",
                 cfg.ratio
             ));
+        }
+        if !(0.0..=1.0).contains(&cfg.lr_anneal) {
+            return Err(format!(
+                "loop.lr_anneal must be a share of loop.minutes, from 0 to 1 (got {})",
+                cfg.lr_anneal
+            ));
+        }
+        if cfg.lr_anneal > 0.0 && !(cfg.concurrent && cfg.minutes > 0.0) {
+            return Err(
+                "loop.lr_anneal needs loop.concurrent = true and a time limit (loop.minutes)"
+                    .into(),
+            );
         }
         // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
         // which refuses `cuda` when the loop starts.
@@ -424,6 +440,11 @@ impl Looper {
             progress: false,
             // The concurrent loop has no gate: the newest network plays (what measured best).
             promote: Promotion::Newest,
+            anneal: (l.lr_anneal > 0.0).then(|| crate::roles::Anneal {
+                deadline: t_start + Duration::from_secs_f64(l.minutes * 60.0),
+                over: Duration::from_secs_f64(l.minutes * 60.0 * l.lr_anneal),
+                floor: self.cfg.train.min_lr_fraction,
+            }),
         };
         let round = std::sync::atomic::AtomicU32::new(
             read_iterations(&self.run)?

@@ -159,6 +159,7 @@ fn main() -> Result<()> {
                 device,
                 progress: true,
                 promote,
+                anneal: None,
             };
             trainer(&config, run.path(), &rounds)?;
             Ok(run.finish()?)

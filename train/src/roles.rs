@@ -29,6 +29,31 @@ pub struct TrainerRounds {
     /// `Newest`: each new checkpoint becomes the best at once (AlphaZero, KataGo); `Gate`: a
     /// gatekeeper (`eval gatekeeper`) promotes the checkpoints that pass its gate.
     pub promote: crate::looping::Promotion,
+    /// The learning rate's fall towards a deadline (the concurrent loop's `loop.lr_anneal`).
+    pub anneal: Option<Anneal>,
+}
+
+/// The learning rate of a run with a deadline: `train.learning_rate` until `over` before the
+/// deadline, then falling linearly to `floor` times itself at the deadline. A time limit stops
+/// the trainer wherever it is, and the last checkpoint is the one that plays: taking the step
+/// size down at the end lets it settle instead of being wherever the last noisy step threw it.
+/// Wall-clock rather than steps, because how many steps fit before the deadline depends on the
+/// machine.
+#[derive(Clone, Copy, Debug)]
+pub struct Anneal {
+    pub deadline: Instant,
+    pub over: std::time::Duration,
+    pub floor: f64,
+}
+
+impl Anneal {
+    /// The factor on the learning rate at `now`: 1 before the anneal, `floor` from the
+    /// deadline on.
+    pub fn scale(&self, now: Instant) -> f64 {
+        let left = self.deadline.saturating_duration_since(now).as_secs_f64();
+        let share_left = (left / self.over.as_secs_f64().max(f64::MIN_POSITIVE)).min(1.0);
+        self.floor + (1.0 - self.floor) * share_left
+    }
 }
 
 impl TrainerRounds {
@@ -77,6 +102,17 @@ impl TrainerRounds {
             }
             waiting = false;
             tracing::info!("step {step}, {generated} samples generated: training {round} steps");
+            let annealed;
+            let train = match self.anneal {
+                Some(a) => {
+                    annealed = TrainConfig {
+                        learning_rate: train.learning_rate * a.scale(Instant::now()),
+                        ..train.clone()
+                    };
+                    &annealed
+                }
+                None => train,
+            };
             if let Some(fitted) = fit_locked(
                 run,
                 cfg,
@@ -271,4 +307,29 @@ pub fn fit_locked(
         mean,
         window: window.len(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_anneal_keeps_the_rate_then_falls_linearly_to_its_floor_at_the_deadline() {
+        let start = Instant::now();
+        let a = Anneal {
+            deadline: start + Duration::from_secs(100),
+            over: Duration::from_secs(40),
+            floor: 0.1,
+        };
+        let at = |s: u64| a.scale(start + Duration::from_secs(s));
+        assert_eq!(at(0), 1.0);
+        assert_eq!(at(60), 1.0);
+        assert!((at(80) - 0.55).abs() < 1e-12, "{}", at(80));
+        assert!((at(100) - 0.1).abs() < 1e-12);
+        assert!(
+            (at(500) - 0.1).abs() < 1e-12,
+            "past the deadline: the floor"
+        );
+    }
 }

@@ -66,6 +66,13 @@ fn invalid_configs_name_the_file_and_field() {
             "loop.selfplay_threads",
         ),
         ("ratio = 4.0", "ratio = nan", "loop.ratio"),
+        ("[loop]", "[loop]\nlr_anneal = 1.5", "loop.lr_anneal"),
+        ("[loop]", "[loop]\nlr_anneal = nan", "loop.lr_anneal"),
+        (
+            "concurrent = true",
+            "concurrent = false\nlr_anneal = 0.2",
+            "loop.lr_anneal",
+        ),
         (
             "threads = 2\n",
             "threads = 2\nsizes = [5, 13]\n",

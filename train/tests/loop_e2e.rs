@@ -542,13 +542,30 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     let text = TINY
         .replace(
             "[loop]\n",
-            "[loop]\nconcurrent = true\nselfplay_threads = 1\ntrain_threads = 1\nratio = 4.0\n",
+            // A time limit far off, annealed over all of it: the learning rate starts to fall
+            // at once, but only a little.
+            "[loop]\nconcurrent = true\nselfplay_threads = 1\ntrain_threads = 1\nratio = 4.0\n\
+             minutes = 10\nlr_anneal = 1.0\n",
         )
         .replace(
             "[eval]\n",
             "[eval]\nfinal_opponent = \"mcts:4\"\nfinal_games = 2\n",
         );
     let (run, stdout) = finished_loop(&dir, &config, &text);
+    // The learning rate of every step is below train.learning_rate (0.02), one value a round,
+    // and never rises from one round to the next.
+    let mut rates: Vec<(u64, f32)> = std::fs::read_dir(run.join("tb"))
+        .unwrap()
+        .flat_map(|e| train::tb::read_scalars(&e.unwrap().path()).unwrap())
+        .filter(|(tag, _, _)| tag == "train/learning_rate")
+        .map(|(_, v, step)| (step, v))
+        .collect();
+    rates.sort_by_key(|r| r.0);
+    assert_eq!(rates.len(), 8, "{rates:?}");
+    assert!(rates.iter().all(|r| r.1 < 0.02), "{rates:?}");
+    assert!(rates[..4].iter().all(|r| r.1 == rates[0].1), "{rates:?}");
+    assert!(rates[4..].iter().all(|r| r.1 == rates[4].1), "{rates:?}");
+    assert!(rates[4].1 < rates[0].1 && rates[4].1 > 0.019, "{rates:?}");
     // Two training rounds of 4 steps, each checkpoint the best at once; the shards come from
     // the worker (this process), not from loop iterations; no gate games.
     let best = std::fs::read_to_string(run.join("models/best")).unwrap();

@@ -7,7 +7,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{temp, TINY};
+use common::{temp, wait_for_holder, TINY};
 
 /// `train trainer` on the tiny run at ratio 1 until step 8, with `extra` arguments.
 fn spawn_trainer(config: &Path, run: &Path, extra: &[&str]) -> Child {
@@ -55,11 +55,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     // TINY trains 4 steps of 16 samples a round: with ratio 1, a round needs 64 samples.
     let mut trainer = spawn_trainer(&config, &run, &[]);
     // Wait for the trainer to hold its role, then check that a second one is refused.
-    let lock = run.join("locks/train.lock");
-    let t0 = Instant::now();
-    while !lock.exists() && t0.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_holder(&run.join("locks/train.lock"));
     let second = Command::new(env!("CARGO_BIN_EXE_train"))
         .args(["trainer", "--config"])
         .arg(&config)
@@ -181,10 +177,7 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let mut keeper = gatekeeper(true).stderr(Stdio::piped()).spawn().unwrap();
-    let lock = run.join("locks/gate.lock");
-    while !lock.exists() && t0.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_holder(&run.join("locks/gate.lock"));
     let second = gatekeeper(false).output().unwrap();
     assert!(!second.status.success());
     assert!(String::from_utf8_lossy(&second.stderr).contains("held by pid"));

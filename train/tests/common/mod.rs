@@ -45,3 +45,19 @@ pub fn temp(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Waits (up to 30 s) until a role's lock file names its holder. The file exists from the
+/// moment the role opens it, but names the holder only once the role also holds its lease:
+/// a second process asking in between is refused by "another process", not "pid N".
+#[allow(dead_code)] // not every test binary that shares this module takes a role
+pub fn wait_for_holder(lock: &std::path::Path) {
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(lock).map_or(true, |t| t.trim().is_empty()) {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "nobody took {}",
+            lock.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
