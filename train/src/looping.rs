@@ -62,6 +62,11 @@ pub struct LoopConfig {
     /// With `concurrent` and `minutes`: over this share of `minutes` at the end, the learning
     /// rate falls linearly to `train.min_lr_fraction` of itself (0: it stays constant).
     pub lr_anneal: f64,
+    /// With `concurrent`: threads of a third role, the rater, which rates each newest
+    /// checkpoint against `eval.rating_baselines` in the background at the lowest CPU priority
+    /// (nice 19: it takes only what self-play and training leave), as `eval rate --follow`
+    /// would beside the loop (0: no rater).
+    pub rater_threads: usize,
 }
 
 /// How a new checkpoint becomes the run's best (`loop.promote`, `train trainer --promote`).
@@ -89,6 +94,7 @@ impl Default for LoopConfig {
             train_threads: 1,
             ratio: 4.0,
             lr_anneal: 0.0,
+            rater_threads: 0,
         }
     }
 }
@@ -124,6 +130,12 @@ impl LoopConfig {
         if cfg.lr_anneal > 0.0 && !(cfg.concurrent && cfg.minutes > 0.0) {
             return Err(
                 "loop.lr_anneal needs loop.concurrent = true and a time limit (loop.minutes)"
+                    .into(),
+            );
+        }
+        if cfg.rater_threads > 0 && !cfg.concurrent {
+            return Err(
+                "loop.rater_threads needs loop.concurrent = true (the phased loop rates in its own phase)"
                     .into(),
             );
         }
@@ -428,6 +440,15 @@ impl Looper {
             .num_threads(l.train_threads)
             .build()
             .context("cannot start the trainer's threads")?;
+        let rater_pool = (l.rater_threads > 0)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(l.rater_threads)
+                    .start_handler(|_| lowest_priority())
+                    .build()
+                    .context("cannot start the rater's threads")
+            })
+            .transpose()?;
         let worker = selfplay::roles::WorkerOptions {
             games: l.games,
             threads: Some(l.selfplay_threads),
@@ -461,6 +482,9 @@ impl Looper {
                     !stop.load(std::sync::atomic::Ordering::Relaxed)
                 })
             });
+            let rating = rater_pool
+                .as_ref()
+                .map(|pool| scope.spawn(|| pool.install(|| self.rate_newest_until(&stop))));
             let trained = train_pool.install(|| {
                 rounds.run(
                     &self.run,
@@ -498,7 +522,11 @@ impl Looper {
             let played = playing
                 .join()
                 .map_err(|_| anyhow::anyhow!("the self-play worker panicked"))?;
-            trained.and(played.map(|_| ()))
+            let rated = rating.map_or(Ok(()), |r| {
+                r.join()
+                    .map_err(|_| anyhow::anyhow!("the rater panicked"))?
+            });
+            trained.and(played.map(|_| ())).and(rated)
         })?;
         Ok(done)
     }
@@ -815,6 +843,42 @@ impl Looper {
         ))
     }
 
+    /// The concurrent loop's rater: until `stop`, rate the newest checkpoint against the
+    /// baselines whenever there is a newer one than the last rated (checkpoints that were
+    /// overtaken while it played are skipped), refreshing the rating table after each. The
+    /// seed is the step, as `eval rate` uses, so neither plays a checkpoint's matches twice.
+    fn rate_newest_until(&self, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
+        let cfg = &self.cfg;
+        if cfg.eval.rating_baselines.is_empty() {
+            return Ok(());
+        }
+        let mut rated = None;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let newest = self.run.checkpoints().pop();
+            let Some((step, dir)) = newest.filter(|(step, _)| Some(*step) != rated) else {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            };
+            let player = self.contestant(&dir, self.rating_visits)?;
+            for summary in eval::rating_matches(
+                self.run.root(),
+                &cfg.run.game,
+                &cfg.run.search,
+                &cfg.eval,
+                &player,
+                step,
+                false,
+            )? {
+                tracing::info!("{}", eval::matches::describe(&summary));
+            }
+            if let Err(e) = eval::update_ratings(self.run.root(), RatingOptions::default()) {
+                tracing::warn!("ratings not updated: {e}");
+            }
+            rated = Some(step);
+        }
+        Ok(())
+    }
+
     /// Rate the best model against the baselines (at iteration 0 and after a promotion), then
     /// refresh the rating table.
     fn rate(&mut self, it: u32, promoted: bool, summary: &mut IterationSummary) -> Result<()> {
@@ -844,6 +908,20 @@ impl Looper {
         }
         let _ = self.tb.flush();
         Ok(())
+    }
+}
+
+/// Put the calling thread at the lowest CPU priority (nice 19), so that it runs only on what
+/// the other threads of the machine leave. Linux's nice is per thread; where it cannot be set,
+/// the thread runs at the normal priority, which is slower for the others but not wrong.
+fn lowest_priority() {
+    // SAFETY: gettid and setpriority take plain integers and touch no memory of ours.
+    let ok = unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19) == 0
+    };
+    if !ok {
+        tracing::warn!("the rater's thread runs at the normal priority (setpriority failed)");
     }
 }
 
@@ -900,6 +978,22 @@ mod tests {
             ..Default::default()
         };
         assert!(fresh.line().contains("8 games 90 samples"));
+    }
+
+    #[test]
+    fn the_raters_threads_run_at_the_lowest_priority() {
+        // SAFETY: as in lowest_priority.
+        let nice =
+            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        let before = nice();
+        let rater = std::thread::spawn(move || {
+            lowest_priority();
+            nice()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(rater, 19);
+        assert_eq!(nice(), before, "only the rater's thread is lowered");
     }
 
     #[test]

@@ -196,7 +196,7 @@ pub struct Fitted {
 
 /// One fit of the run, its `train` role held by the caller: `steps` steps (default
 /// `train.steps`) or up to step `until`, from the newest checkpoint, written as a new one
-/// (`None` when the target was already reached). `verbose` shows a progress bar and prints
+/// (`None` when the target was already reached, or a stop came before the first step). `verbose` shows a progress bar and prints
 /// the window and the mean losses.
 pub fn fit_locked(
     run: &RunDir,
@@ -278,6 +278,12 @@ pub fn fit_locked(
     if let Some(e) = tb_error {
         eprintln!("warning: TensorBoard events not written: {e}");
     }
+    if trainer.state.step == start {
+        // Stopped before its first step: the checkpoint it started from is the newest, and
+        // saving it again would only make it its own parent.
+        eprintln!("stopped at step {start} before training: nothing new to save");
+        return Ok(None);
+    }
     if selfplay::rundir::stop_requested() {
         eprintln!(
             "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
@@ -285,7 +291,11 @@ pub fn fit_locked(
         );
     }
     let dir = run.checkpoint(trainer.state.step);
-    trainer.save(&dir, last)?;
+    // A stop right after a checkpoint of the round leaves the trainer at that checkpoint's
+    // step: it is saved already, and saving it again would make it its own parent.
+    if last.as_deref() != Some(&*dir.file_name().unwrap_or_default().to_string_lossy()) {
+        trainer.save(&dir, last)?;
+    }
     if run.best()?.is_none() {
         run.set_best(&dir)?;
     }

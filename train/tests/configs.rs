@@ -74,6 +74,11 @@ fn invalid_configs_name_the_file_and_field() {
             "loop.lr_anneal",
         ),
         (
+            "concurrent = true",
+            "concurrent = false\nrater_threads = 1",
+            "loop.rater_threads",
+        ),
+        (
             "threads = 2\n",
             "threads = 2\nsizes = [5, 13]\n",
             "selfplay.sizes",

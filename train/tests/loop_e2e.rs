@@ -151,6 +151,15 @@ fn newest_promotion_skips_the_gate_and_the_loop_ends_with_the_final_match() {
     assert_eq!(best.trim(), "000008");
     let matches = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
     assert!(!matches.contains(r#""kind":"gate""#), "{matches}");
+    // The rater rated checkpoints against the baseline (only it plays `random` here) and
+    // refreshed the rating table.
+    assert!(
+        matches
+            .lines()
+            .any(|l| l.contains(r#""name":"random""#) && l.contains(r#""name":"000"#)),
+        "{matches}"
+    );
+    assert!(run.join("eval/ratings.json").is_file());
     // The last line says how the final best did against the final opponent, with intervals.
     let last = stdout.lines().last().unwrap_or_default();
     assert!(
@@ -545,7 +554,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
             // A time limit far off, annealed over all of it: the learning rate starts to fall
             // at once, but only a little.
             "[loop]\nconcurrent = true\nselfplay_threads = 1\ntrain_threads = 1\nratio = 4.0\n\
-             minutes = 10\nlr_anneal = 1.0\n",
+             minutes = 10\nlr_anneal = 1.0\nrater_threads = 1\n",
         )
         .replace(
             "[eval]\n",
