@@ -196,8 +196,8 @@ pub struct Fitted {
 
 /// One fit of the run, its `train` role held by the caller: `steps` steps (default
 /// `train.steps`) or up to step `until`, from the newest checkpoint, written as a new one
-/// (`None` when the target was already reached, or a stop came before the first step). `verbose` shows a progress bar and prints
-/// the window and the mean losses.
+/// (`None` when the target was already reached, or a stop came before the first step).
+/// `verbose` shows a progress bar and prints the window and the mean losses.
 pub fn fit_locked(
     run: &RunDir,
     cfg: &RunConfig,
@@ -247,6 +247,8 @@ pub fn fit_locked(
     );
     let t0 = Instant::now();
     let mut last = parent;
+    // The step of the newest checkpoint this fit wrote (none yet: the one it started from).
+    let mut saved_step = start;
     let mut sum = Losses::default();
     let mut n = 0u32;
     let every = train.checkpoint_every;
@@ -271,6 +273,7 @@ pub fn fit_locked(
                 eprintln!("warning: checkpoint {} failed: {e}", dir.display());
             } else {
                 last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                saved_step = step;
             }
         }
     })?;
@@ -293,7 +296,7 @@ pub fn fit_locked(
     let dir = run.checkpoint(trainer.state.step);
     // A stop right after a checkpoint of the round leaves the trainer at that checkpoint's
     // step: it is saved already, and saving it again would make it its own parent.
-    if last.as_deref() != Some(&*dir.file_name().unwrap_or_default().to_string_lossy()) {
+    if trainer.state.step != saved_step {
         trainer.save(&dir, last)?;
     }
     if run.best()?.is_none() {
