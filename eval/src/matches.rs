@@ -370,7 +370,7 @@ impl<'a> Table<'a> {
     /// One search round of `side` over every game where it is to move (one evaluator call),
     /// then its move in every game whose search is complete.
     fn search_round(&mut self, side: usize) -> Result<(), EvalError> {
-        let Some(cfg) = self.players[side].search_config() else {
+        let Some(cfg) = self.players[side].match_search() else {
             return Ok(());
         };
         let to_move = |slot: &Slot| slot.game.outcome().is_none() && slot.side_to_move() == side;
@@ -391,7 +391,11 @@ impl<'a> Table<'a> {
                 source,
             })?;
         for slot in self.slots.iter_mut().filter(|s| to_move(s)) {
-            let search = slot.searches[side].as_ref().expect("searched above");
+            let search = slot.searches[side].as_mut().expect("searched above");
+            if search.root_visits() > 0 {
+                // Once per decision, without self-play's noise.
+                search.prepare_root(false, &mut slot.rng);
+            }
             if search.root_visits() >= cfg.visits {
                 let result = search.result();
                 let x = if slot.actions.len() < slot.opening_len + self.opts.sample_plies as usize {

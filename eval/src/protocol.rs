@@ -406,8 +406,11 @@ impl Session {
             .player
             .search_config()
             .expect("searching players have a search config");
+        // PUCT even for a player trained with the Gumbel root: sequential halving needs its
+        // whole budget up front, and a time limit does not give one.
         let cfg = SearchConfig {
             visits: self.visits,
+            gumbel: false,
             ..base.clone()
         };
         let mut rng = self.rng();

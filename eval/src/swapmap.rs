@@ -15,7 +15,7 @@ use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
 use rand::SeedableRng;
 use selfplay::model::NetEvaluator;
-use selfplay::search::Search;
+use selfplay::search::{Search, SearchConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -117,7 +117,13 @@ fn value_after(
             "the random player has no values: use mcts:N or a checkpoint".into(),
         ));
     };
-    let mut search = Search::new(cfg.clone(), g.clone());
+    // PUCT: its root value follows the best moves, where a Gumbel root's also averages the
+    // considered moves it halves away.
+    let cfg = SearchConfig {
+        gumbel: false,
+        ..cfg.clone()
+    };
+    let mut search = Search::new(cfg, g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let result = match &player.brain {
         Brain::Net { model, .. } => search.run(&mut NetEvaluator::new(model), false, &mut rng),

@@ -197,3 +197,69 @@ fn gate_promotes_the_stronger_and_rejects_the_weaker() {
 fn tally_score(s: &eval::results::MatchSummary) -> f64 {
     s.score
 }
+
+/// In a match, a network trained with the Gumbel root plays it without noise, considering
+/// `play_considered` actions: with one, its move has the highest prior in every position, whatever its
+/// visits find below it (PUCT would play its most visited action).
+#[test]
+fn a_gumbel_network_plays_its_top_prior_action_in_a_match() {
+    use engine::AnyGame;
+    use selfplay::model::{parse_device, Model, NetEvaluator};
+    use selfplay::search::Evaluator;
+    let game = side4();
+    let device = parse_device("cpu").unwrap();
+    let net = selfplay::net::NetConfig {
+        blocks: 1,
+        channels: 8,
+        head_channels: 4,
+        value_hidden: 8,
+        pool_every: 2,
+    };
+    let model = Model::random(&game, &net, &device, 3).unwrap();
+    let base = SearchConfig {
+        gumbel: true,
+        play_considered: 1,
+        ..SearchConfig::default()
+    };
+    let a = Contestant::network(&model, "random-net", 8, &base);
+    let b = Contestant::mcts(8, &SearchConfig::default());
+    let opts = MatchOptions {
+        games: 2,
+        opening_plies: 0,
+        games_in_flight: 2,
+        seed: 4,
+        progress: false,
+        sample_plies: 0,
+        prefix: Vec::new(),
+    };
+    let results = play_games(&game, &a, &b, 0, 2, &opts, None).unwrap();
+    let inference = model.for_inference();
+    let mut evaluator = NetEvaluator::new(&inference);
+    let mut checked = 0;
+    for r in &results {
+        let mut g: AnyGame = game.start().unwrap();
+        for text in &r.record.actions {
+            let played = g.parse_action(text).unwrap();
+            let mut legal = Vec::new();
+            g.legal_actions(&mut legal);
+            if g.to_move() == r.a_colour && legal.len() > 1 {
+                let mut out = Vec::new();
+                evaluator.evaluate(std::slice::from_ref(&g), &[legal.clone()], &mut out);
+                let top = out[0].priors.iter().copied().fold(f32::MIN, f32::max);
+                let k = legal.iter().position(|&a| a == played).unwrap();
+                // A random network's priors tie in places; any action of the top prior will do.
+                assert_eq!(
+                    out[0].priors[k],
+                    top,
+                    "game {} played {} ({} legal)",
+                    r.index,
+                    g.action_to_string(played),
+                    legal.len()
+                );
+                checked += 1;
+            }
+            g.apply(played);
+        }
+    }
+    assert!(checked >= 4, "{checked} decisions checked");
+}

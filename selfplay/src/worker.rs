@@ -165,7 +165,6 @@ struct Slot {
     infos: Vec<MoveInfo>,
     pending: Vec<Pending>,
     full: bool,
-    noised: bool,
     may_resign: bool,
     would_resign: Option<Player>,
 }
@@ -225,9 +224,12 @@ impl SelfPlay<'_> {
             // Move in every game whose search is complete.
             for entry in slots.iter_mut() {
                 let Some(slot) = entry.as_mut() else { continue };
-                if !slot.noised && slot.search.root_visits() > 0 {
-                    slot.search.prepare_root(slot.full, rng);
-                    slot.noised = true;
+                if slot.search.root_visits() > 0 {
+                    // Once per decision (until the search advances). Dirichlet noise only on
+                    // full searches (a fast one samples its move by temperature); the Gumbel
+                    // noise on every one, because it is what samples the Gumbel root's move.
+                    let noise = slot.full || self.search.gumbel;
+                    slot.search.prepare_root(noise, rng);
                 }
                 if slot.search.root_visits() < self.target_visits(slot) {
                     continue;
@@ -249,7 +251,6 @@ impl SelfPlay<'_> {
             infos: Vec::new(),
             pending: Vec::new(),
             full: true,
-            noised: false,
             may_resign: rng.gen::<f32>() >= self.selfplay.resign_playout_share,
             would_resign: None,
         };
@@ -317,7 +318,6 @@ impl SelfPlay<'_> {
             return Some(self.finish(slot, Some(end), None));
         }
         slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
-        slot.noised = false;
         None
     }
 

@@ -176,6 +176,14 @@ fn bad_search_configs_name_the_field() {
         ..SearchConfig::default()
     };
     assert!(bad.validate().unwrap_err().contains("dirichlet_fraction"));
+    let bad = SearchConfig {
+        play_considered: 0,
+        ..SearchConfig::default()
+    };
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .contains("search.play_considered"));
     let parsed: Result<SearchConfig, _> = serde_json::from_str(r#"{"vists": 3}"#);
     assert!(parsed.unwrap_err().to_string().contains("vists"));
 }
@@ -215,4 +223,66 @@ fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
         "improved policy {:?} is sharper than the uniform prior",
         best.1
     );
+}
+
+/// The Gumbel root's noise is self-play's exploration: without it (play) the considered actions
+/// are the top of the priors, so every seed gives the same decision; with it they are sampled,
+/// so different seeds consider different actions. Either way the move to play is sequential
+/// halving's choice.
+#[test]
+fn a_gumbel_root_is_deterministic_without_noise_and_explores_with_it() {
+    let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
+    let cfg = SearchConfig {
+        visits: 8,
+        batch: 1,
+        gumbel: true,
+        gumbel_considered: 2,
+        ..SearchConfig::default()
+    };
+    let visited = |noise: bool, seed: u64| {
+        let mut s = Search::new(cfg.clone(), g.clone());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let r = s.run(&mut UniformEvaluator, noise, &mut rng).unwrap();
+        assert_eq!(
+            Some(r.best()),
+            r.gumbel_action,
+            "best() is the Gumbel choice"
+        );
+        let mut kids: Vec<Action> = r.children.iter().filter(|c| c.1 > 0).map(|c| c.0).collect();
+        kids.sort_by_key(|a| format!("{a:?}"));
+        (kids, r.best())
+    };
+    let plain: Vec<_> = (0..6).map(|seed| visited(false, seed)).collect();
+    assert!(plain.iter().all(|p| *p == plain[0]), "{plain:?}");
+    assert_eq!(plain[0].0.len(), 2, "two considered actions: {plain:?}");
+    let noisy: Vec<_> = (0..6).map(|seed| visited(true, seed)).collect();
+    assert!(noisy.iter().any(|p| p.0 != noisy[0].0), "{noisy:?}");
+}
+
+/// A root is prepared once per decision: a second `run` on the same root does not restart
+/// sequential halving (which would spend the new visits on a fresh draw of actions).
+#[test]
+fn a_second_run_on_the_same_root_keeps_its_gumbel_draw() {
+    let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
+    let cfg = SearchConfig {
+        visits: 8,
+        batch: 1,
+        gumbel: true,
+        gumbel_considered: 2,
+        ..SearchConfig::default()
+    };
+    let mut s = Search::new(cfg, g.clone());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let first = s.run(&mut UniformEvaluator, true, &mut rng).unwrap();
+    s.set_visits(16);
+    let second = s.run(&mut UniformEvaluator, true, &mut rng).unwrap();
+    let visited = |r: &selfplay::search::SearchResult| {
+        r.children
+            .iter()
+            .filter(|c| c.1 > 0)
+            .map(|c| c.0)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(second.root_visits, 16);
+    assert_eq!(visited(&first), visited(&second), "{second:?}");
 }

@@ -55,15 +55,24 @@ impl<G: Game> Search<G> {
             .collect()
     }
 
-    /// Begin a Gumbel root: sample the considered actions (Gumbel top-k of the priors) and
-    /// start the first phase of sequential halving. Call once the root is expanded.
-    pub(super) fn start_gumbel<R: Rng>(&mut self, rng: &mut R) {
+    /// Begin a Gumbel root: choose the considered actions and start the first phase of
+    /// sequential halving. Call once the root is expanded. With `noise` (self-play) they are
+    /// sampled without replacement (the Gumbel top-k of the priors), so that self-play explores;
+    /// without it (play) they are the top-k of the priors and the search is deterministic,
+    /// which the same network at 64 visits measured stronger: 90.0% against mcts:1000 where
+    /// the noise gave 86.0% (200 games each).
+    pub(super) fn start_gumbel<R: Rng>(&mut self, noise: bool, rng: &mut R) {
         let kids: Vec<usize> = self.children(0).collect();
         let score: Vec<f32> = kids
             .iter()
             .map(|&c| {
-                let u: f32 = rng.gen_range(1e-6f32..1.0);
-                -(-u.ln()).ln() + self.nodes[c].prior.max(1e-12).ln()
+                let gumbel = if noise {
+                    let u: f32 = rng.gen_range(1e-6f32..1.0);
+                    -(-u.ln()).ln()
+                } else {
+                    0.0
+                };
+                gumbel + self.nodes[c].prior.max(1e-12).ln()
             })
             .collect();
         let mut order: Vec<usize> = (0..kids.len()).collect();

@@ -42,8 +42,13 @@ pub struct SearchConfig {
     /// noise, spread the visits over them by sequential halving, and learn from the improved
     /// policy. Meant for small visit counts, where PUCT with Dirichlet noise learns poorly.
     pub gumbel: bool,
-    /// Actions considered at the root by the Gumbel search.
+    /// Actions considered at the root by the Gumbel search in self-play.
     pub gumbel_considered: usize,
+    /// Actions a network's Gumbel root considers when it plays (matches, gates, ratings):
+    /// without self-play's noise to explore, fewer candidates with more visits each play
+    /// better (at 64 visits, 8 candidates scored 91-97% against mcts:1000 where 16 scored
+    /// 90-94.5%, the same four networks, 200 games each).
+    pub play_considered: usize,
     /// The sigma transform of values: (c_visit + max visits) * c_scale * q.
     pub c_visit: f32,
     pub c_scale: f32,
@@ -61,6 +66,7 @@ impl Default for SearchConfig {
             cache_size: 100_000,
             gumbel: false,
             gumbel_considered: 16,
+            play_considered: 8,
             c_visit: 50.0,
             c_scale: 1.0,
         }
@@ -90,6 +96,9 @@ impl SearchConfig {
         }
         if self.gumbel_considered < 1 {
             return Err("search.gumbel_considered must be at least 1".into());
+        }
+        if self.play_considered < 1 {
+            return Err("search.play_considered must be at least 1".into());
         }
         Ok(())
     }
@@ -205,6 +214,8 @@ pub struct Search<G: Game> {
     root_eval: f32,
     /// How the root spends its simulations (the seam between the search variants).
     root: RootPolicy,
+    /// Whether [`Search::prepare_root`] has set up this decision's root.
+    root_prepared: bool,
 }
 
 /// The result of a search at the root.
@@ -234,8 +245,12 @@ pub struct RootAction {
 }
 
 impl SearchResult {
-    /// The most visited action (ties go to the higher prior).
+    /// The action to play: sequential halving's choice with a Gumbel root, otherwise the most
+    /// visited action (ties go to the higher prior).
     pub fn best(&self) -> Action {
+        if let Some(a) = self.gumbel_action {
+            return a;
+        }
         self.children
             .iter()
             .max_by(|a, b| (a.1, a.2).partial_cmp(&(b.1, b.2)).unwrap())
@@ -312,6 +327,7 @@ impl<G: Game> Search<G> {
             legal: Vec::new(),
             root_eval: 0.0,
             root: RootPolicy::Puct,
+            root_prepared: false,
         }
     }
 
@@ -482,6 +498,7 @@ impl<G: Game> Search<G> {
         }
         self.nodes = nodes;
         self.root = RootPolicy::Puct;
+        self.root_prepared = false;
         self.root_eval = if self.nodes[0].visits > 0 {
             self.value_for(0, self.nodes[0].to_move)
         } else {
@@ -514,11 +531,17 @@ impl<G: Game> Search<G> {
         }
     }
 
-    /// Set up the root of a new decision, once it is expanded: the variant the config names
-    /// (the Gumbel root, or PUCT with Dirichlet noise when `noise`, as in self-play).
+    /// Set up the root of a new decision, once it is expanded: the variant the config names,
+    /// with the exploration of self-play when `noise` (Gumbel noise for the Gumbel root,
+    /// Dirichlet noise for PUCT) and deterministic without it (play). Once per decision: a
+    /// second call before [`Search::advance`] does nothing.
     pub fn prepare_root<R: Rng>(&mut self, noise: bool, rng: &mut R) {
+        if self.root_prepared {
+            return;
+        }
+        self.root_prepared = true;
         if self.config.gumbel {
-            self.start_gumbel(rng);
+            self.start_gumbel(noise, rng);
         } else if noise {
             self.add_root_noise(rng);
         }
