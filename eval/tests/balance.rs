@@ -358,12 +358,6 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
         1,
     )
     .unwrap();
-    let player = eval::Contestant::network(
-        &model,
-        "000000",
-        8,
-        &selfplay::search::SearchConfig::default(),
-    );
     let opts = |sample_plies| eval::balance::StudyOptions {
         games: 12,
         sample_plies,
@@ -371,13 +365,21 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
         seed: 1,
         progress: false,
     };
-    let fixed = eval::balance::first_player(&game, &player, &opts(0)).unwrap();
-    assert_eq!(
-        fixed.distinct_games, 1,
-        "a deterministic player repeats its game"
-    );
-    let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
-    assert!(sampled.distinct_games > 3, "{sampled:?}");
+    // PUCT, and the Gumbel root (which plays without noise, so deterministically too).
+    for gumbel in [false, true] {
+        let search = selfplay::search::SearchConfig {
+            gumbel,
+            ..Default::default()
+        };
+        let player = eval::Contestant::network(&model, "000000", 8, &search);
+        let fixed = eval::balance::first_player(&game, &player, &opts(0)).unwrap();
+        assert_eq!(
+            fixed.distinct_games, 1,
+            "a deterministic player repeats its game (gumbel {gumbel})"
+        );
+        let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
+        assert!(sampled.distinct_games > 3, "gumbel {gumbel}: {sampled:?}");
+    }
 }
 
 #[test]
