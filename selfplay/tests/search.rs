@@ -225,6 +225,24 @@ fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
     );
 }
 
+/// A Gumbel root over 2 candidates with 8 visits, one leaf at a time.
+fn two_candidate_gumbel() -> SearchConfig {
+    SearchConfig {
+        visits: 8,
+        batch: 1,
+        gumbel: true,
+        gumbel_considered: 2,
+        ..SearchConfig::default()
+    }
+}
+
+/// The root's children with at least one visit, in a fixed order.
+fn visited_children(r: &selfplay::search::SearchResult) -> Vec<Action> {
+    let mut kids: Vec<Action> = r.children.iter().filter(|c| c.1 > 0).map(|c| c.0).collect();
+    kids.sort_by_key(|a| format!("{a:?}"));
+    kids
+}
+
 /// The Gumbel root's noise is self-play's exploration: without it (play) the considered actions
 /// are the top of the priors, so every seed gives the same decision; with it they are sampled,
 /// so different seeds consider different actions. Either way the move to play is sequential
@@ -232,13 +250,7 @@ fn gumbel_root_finds_the_win_with_few_visits_and_improves_the_policy() {
 #[test]
 fn a_gumbel_root_is_deterministic_without_noise_and_explores_with_it() {
     let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
-    let cfg = SearchConfig {
-        visits: 8,
-        batch: 1,
-        gumbel: true,
-        gumbel_considered: 2,
-        ..SearchConfig::default()
-    };
+    let cfg = two_candidate_gumbel();
     let visited = |noise: bool, seed: u64| {
         let mut s = Search::new(cfg.clone(), g.clone());
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -248,9 +260,7 @@ fn a_gumbel_root_is_deterministic_without_noise_and_explores_with_it() {
             r.gumbel_action,
             "best() is the Gumbel choice"
         );
-        let mut kids: Vec<Action> = r.children.iter().filter(|c| c.1 > 0).map(|c| c.0).collect();
-        kids.sort_by_key(|a| format!("{a:?}"));
-        (kids, r.best())
+        (visited_children(&r), r.best())
     };
     let plain: Vec<_> = (0..6).map(|seed| visited(false, seed)).collect();
     assert!(plain.iter().all(|p| *p == plain[0]), "{plain:?}");
@@ -264,25 +274,16 @@ fn a_gumbel_root_is_deterministic_without_noise_and_explores_with_it() {
 #[test]
 fn a_second_run_on_the_same_root_keeps_its_gumbel_draw() {
     let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
-    let cfg = SearchConfig {
-        visits: 8,
-        batch: 1,
-        gumbel: true,
-        gumbel_considered: 2,
-        ..SearchConfig::default()
-    };
+    let cfg = two_candidate_gumbel();
     let mut s = Search::new(cfg, g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let first = s.run(&mut UniformEvaluator, true, &mut rng).unwrap();
     s.set_visits(16);
     let second = s.run(&mut UniformEvaluator, true, &mut rng).unwrap();
-    let visited = |r: &selfplay::search::SearchResult| {
-        r.children
-            .iter()
-            .filter(|c| c.1 > 0)
-            .map(|c| c.0)
-            .collect::<Vec<_>>()
-    };
     assert_eq!(second.root_visits, 16);
-    assert_eq!(visited(&first), visited(&second), "{second:?}");
+    assert_eq!(
+        visited_children(&first),
+        visited_children(&second),
+        "{second:?}"
+    );
 }
