@@ -2,85 +2,36 @@
 //!
 //! A match pairs every opening with both colours, which is right for comparing players and
 //! cancels exactly the first-player advantage a balance study measures. Here one player plays
-//! both sides from the empty board, and every figure is Black's score (Black makes the first
-//! action; a swap is a swap of positions, so Black stays the first player, RULES.md section 1).
+//! both sides, and every figure is Black's score (Black makes the first action; a swap is a
+//! swap of positions, so Black stays the first player, RULES.md section 1).
 //!
-//! - [`first_player`]: Black's score, and under a pie rule how often White swapped and Black's
-//!   score with and without the swap;
-//! - [`komi_study`]: Black's score at each komi of a range, a logistic curve fitted to every
-//!   game's result, and the fair komi where it crosses 50%;
-//! - [`pie_table`]: the first player's score under strong, weak and komi pie for several board
+//! A study measures what the first player can achieve, not the average of the games a player
+//! happens to reach: Black's first turn and White's swap are decisions, so each class of first
+//! turns is valued and played out on its own ([`crate::openings`]) and Black takes the best,
+//! after White's best reply. Sampling (for variety) starts after those decisions.
+//!
+//! - [`first_player`]: Black's best, and the score reached from the empty board (with the swap
+//!   rate under a pie rule);
+//! - [`komi_study`]: Black's best at each komi of a range, a logistic curve fitted to the games
+//!   of the best class at each komi, and the fair komi where it crosses 50%;
+//! - [`pie_table`]: the first player's best under strong, weak and komi pie for several board
 //!   sides (komi pie at the komi nearest the fair komi of that side).
 //!
-//! Intervals are 95%: Wilson score intervals for a score (draws count half, an approximation
-//! when games can be drawn), and the delta method for the fair komi (approximate: it assumes
-//! the logistic model). Balance depends on the players' strength, so every study takes several
-//! players and reports them side by side.
+//! Intervals are 95% and count distinct games ([`Score`]); the fair komi's comes from the
+//! delta method (approximate: it assumes the logistic model). They cover the sampling noise of
+//! the players' games, not their mistakes: balance depends on the players' strength, so every
+//! study takes a ladder of players and says whether its figures converged ([`crate::ladder`]).
 
-use crate::matches::{play_games, progress_bar, MatchOptions};
+use crate::openings::distinct;
+pub use crate::openings::StudyOptions;
+use crate::openings::{
+    best_opening, games_per_class, has_swap, play_study, BestOpening, OpeningClass, Played,
+};
 use crate::players::Contestant;
+pub use crate::score::{Estimate, Score, Z95};
 use crate::EvalError;
-use engine::{GameConfig, Player};
+use engine::GameConfig;
 use serde::{Deserialize, Serialize};
-
-/// z of a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
-
-/// A figure with its 95% interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    pub estimate: f64,
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl Estimate {
-    /// A score (`points` of `games`, draws counting half) with its Wilson interval. `None`
-    /// for no games.
-    pub fn score(points: f64, games: u64) -> Option<Estimate> {
-        if games == 0 {
-            return None;
-        }
-        let n = games as f64;
-        let p = points / n;
-        let z2 = Z95 * Z95;
-        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-        let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-        // The Wilson interval holds p in exact arithmetic; the bounds keep it so in floats.
-        Some(Estimate {
-            estimate: p,
-            lo: (centre - half).clamp(0.0, p),
-            hi: (centre + half).clamp(p, 1.0),
-        })
-    }
-
-    pub fn contains(&self, x: f64) -> bool {
-        self.lo <= x && x <= self.hi
-    }
-
-    /// `0.562 [0.512, 0.611]`.
-    pub fn show(&self) -> String {
-        format!("{:.3} [{:.3}, {:.3}]", self.estimate, self.lo, self.hi)
-    }
-}
-
-/// Black's results in a set of games.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Tally {
-    games: u64,
-    points: f64,
-}
-
-impl Tally {
-    fn add(&mut self, black_score: f64) {
-        self.games += 1;
-        self.points += black_score;
-    }
-
-    fn estimate(&self) -> Option<Estimate> {
-        Estimate::score(self.points, self.games)
-    }
-}
 
 /// One player's first-player figures for one game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,12 +39,17 @@ pub struct FirstPlayer {
     /// The game's label (`lifeline-5-weak`).
     pub game: String,
     pub player: String,
-    pub games: u64,
-    /// Games that differ from every other (a figure from a few distinct games is weaker than
-    /// its interval says: the games are not independent).
-    pub distinct_games: u64,
-    /// Black's (the first player's) score.
-    pub black: Estimate,
+    /// What the first player can achieve: its best opening class after White's best reply.
+    pub best: BestOpening,
+    /// What the player reached in games from the empty board, its first plies sampled: a
+    /// population of games, not the first player's best (kept beside it for comparison).
+    pub reached: Reached,
+}
+
+/// Black's results in games from the empty board.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reached {
+    pub black: Score,
     /// Under a pie rule: how often White swapped, and Black's score in each case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swaps: Option<SwapFigures>,
@@ -101,134 +57,69 @@ pub struct FirstPlayer {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SwapFigures {
-    pub rate: Estimate,
-    pub black_when_swapped: Option<Estimate>,
-    pub black_when_kept: Option<Estimate>,
+    pub rate: Score,
+    pub black_when_swapped: Option<Score>,
+    pub black_when_kept: Option<Score>,
 }
 
-/// How studies play their games.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StudyOptions {
-    pub games: usize,
-    /// Decisions at the start of each game sampled in proportion to visits (see
-    /// [`MatchOptions::sample_plies`]): without them a network plays one game over and over.
-    pub sample_plies: u32,
-    pub games_in_flight: usize,
-    pub seed: u64,
-    pub progress: bool,
-}
-
-/// Black's score in a game record: 1 win, 0.5 draw or unfinished, 0 loss.
-fn black_score(record: &engine::record::GameRecord) -> f64 {
-    match record.result.as_ref().map(|r| r.winner) {
-        Some(Some(Player::Black)) => 1.0,
-        Some(Some(Player::White)) => 0.0,
-        _ => 0.5,
-    }
-}
-
-/// Whether a game has a pie decision (White may swap on its first turn).
-fn has_swap(game: &GameConfig) -> bool {
-    match game {
-        GameConfig::Lifeline(o) => o.balance != engine::lifeline::Balance::Komi,
-        GameConfig::Vigilance(_) | GameConfig::Leblin(_) => false,
-        GameConfig::SquareLifeline(_) => false,
-    }
-}
-
-/// One game of a study: Black's score, whether White swapped, and its actions.
-#[derive(Clone, Debug, PartialEq)]
-struct Played {
-    black: f64,
-    swapped: bool,
-    actions: Vec<String>,
-}
-
-/// `player` against itself from the empty board, `opts.games` games.
-fn play_study(
-    game: &GameConfig,
-    player: &Contestant,
-    prefix: &[engine::Action],
-    opts: &StudyOptions,
-) -> Result<Vec<Played>, EvalError> {
-    if opts.games == 0 {
-        return Err(EvalError::Config(
-            "a study needs at least one game (--games)".into(),
-        ));
-    }
-    let match_opts = MatchOptions {
-        games: opts.games,
-        opening_plies: 0,
-        games_in_flight: opts.games_in_flight,
-        seed: opts.seed,
-        progress: opts.progress,
-        sample_plies: opts.sample_plies,
-        prefix: prefix.to_vec(),
-    };
-    let label = format!("{} {}", game.label(), player.info.name);
-    let bar = progress_bar(opts.games as u64, opts.progress, &label);
-    let results = play_games(game, player, player, 0, opts.games, &match_opts, Some(&bar))?;
-    bar.finish_and_clear();
-    Ok(results
-        .iter()
-        .map(|r| Played {
-            black: black_score(&r.record),
-            swapped: r.record.actions.iter().any(|a| a == "swap"),
-            actions: r.record.actions.clone(),
-        })
-        .collect())
-}
-
-/// The first-player figures of a set of games.
-fn summarize(game: &GameConfig, player: &Contestant, games: &[Played]) -> FirstPlayer {
-    let (mut all, mut swapped, mut kept) = (Tally::default(), Tally::default(), Tally::default());
-    for g in games {
-        all.add(g.black);
-        if g.swapped {
-            swapped.add(g.black)
-        } else {
-            kept.add(g.black)
+/// The figures of games from the empty board.
+fn reached(game: &GameConfig, games: &[Played]) -> Reached {
+    let all = distinct(games, |g| g.black);
+    let n = games.len() as u64;
+    let swaps = has_swap(game).then(|| {
+        let (swapped, kept): (Vec<&Played>, Vec<&Played>) = games.iter().partition(|g| g.swapped);
+        let part = |part: Vec<&Played>| {
+            let owned: Vec<Played> = part.into_iter().cloned().collect();
+            (!owned.is_empty()).then(|| crate::openings::score_of(&owned))
+        };
+        SwapFigures {
+            rate: Score::of_values(&distinct(games, |g| g.swapped as u8 as f64), n),
+            black_when_swapped: part(swapped),
+            black_when_kept: part(kept),
         }
-    }
-    let swaps = has_swap(game).then(|| SwapFigures {
-        rate: Estimate::score(swapped.games as f64, all.games).expect("a study has games"),
-        black_when_swapped: swapped.estimate(),
-        black_when_kept: kept.estimate(),
     });
-    let distinct: std::collections::HashSet<&Vec<String>> =
-        games.iter().map(|g| &g.actions).collect();
-    FirstPlayer {
-        game: game.label(),
-        player: player.info.name.clone(),
-        games: all.games,
-        distinct_games: distinct.len() as u64,
-        black: all.estimate().expect("a study has games"),
+    Reached {
+        black: Score::of_values(&all, n),
         swaps,
     }
 }
 
-/// `player` against itself from the empty board: Black's score in `opts.games` games.
+/// The first player's best opening in `game` by `player`, and the score reached from the
+/// empty board.
 pub fn first_player(
     game: &GameConfig,
     player: &Contestant,
     opts: &StudyOptions,
 ) -> Result<FirstPlayer, EvalError> {
-    Ok(summarize(
-        game,
-        player,
-        &play_study(game, player, &[], opts)?,
-    ))
+    let (best, _) = best_opening(game, player, opts)?;
+    let free_opts = StudyOptions {
+        games: games_per_class(player, opts),
+        ..opts.clone()
+    };
+    let free = play_study(game, player, &[], false, &free_opts)?;
+    Ok(FirstPlayer {
+        game: game.label(),
+        player: player.info.name.clone(),
+        best,
+        reached: reached(game, &free),
+    })
 }
 
 /// Black's score in games of `player` against itself that all start with `prefix` (an
-/// opening of the swap map, checked by play).
+/// opening of the swap map, checked by play), White's swap declined.
 pub fn score_after(
     game: &GameConfig,
     player: &Contestant,
     prefix: &[engine::Action],
     opts: &StudyOptions,
-) -> Result<Estimate, EvalError> {
-    Ok(summarize(game, player, &play_study(game, player, prefix, opts)?).black)
+) -> Result<Score, EvalError> {
+    Ok(crate::openings::score_of(&play_study(
+        game,
+        player,
+        prefix,
+        has_swap(game),
+        opts,
+    )?))
 }
 
 /// `game` with its komi set to `komi`; an error for a game without komi.
@@ -301,12 +192,14 @@ pub fn fit_logistic(results: &[(f64, f64)]) -> Option<(Logistic, Estimate)> {
     ))
 }
 
-/// Black's score at one komi.
+/// Black's best at one komi.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KomiPoint {
     pub komi: u32,
-    pub games: u64,
-    pub black: Estimate,
+    /// Black's score with its best opening class (the class, and every class's figures).
+    pub black: Score,
+    pub best: String,
+    pub classes: Vec<OpeningClass>,
 }
 
 /// One player's komi curve for one game.
@@ -315,14 +208,18 @@ pub struct KomiCurve {
     pub game: String,
     pub player: String,
     pub points: Vec<KomiPoint>,
-    /// The fitted curve and the komi where it crosses 50% (`None` when the results do not
-    /// change with komi, or the crossing lies further outside the komi studied than the
-    /// range is wide).
+    /// The logistic curve fitted to the distinct games of Black's best class at each komi
+    /// (`None` when the results do not change with komi, or it crosses 50% further outside the
+    /// komi studied than the range is wide).
     pub fit: Option<Logistic>,
+    /// Where Black's best crosses one half, between the last komi at which it surely wins and
+    /// the first at which it surely loses (see [`fair_komi`]); `None` without a crossing.
     pub fair_komi: Option<Estimate>,
+    pub sampling: String,
 }
 
-/// Black's score at every komi of `komis` (`opts.games` games each) and the fair komi.
+/// Black's best at every komi of `komis` (its opening classes played out, `opts.games` games
+/// each) and the fair komi.
 pub fn komi_study(
     game: &GameConfig,
     player: &Contestant,
@@ -334,21 +231,20 @@ pub fn komi_study(
     for (k, &komi) in komis.iter().enumerate() {
         let g = with_komi(game, komi)?;
         let seed = opts.seed.wrapping_add(1000 * k as u64);
-        let played = play_study(
+        let (best, chosen) = best_opening(
             &g,
             player,
-            &[],
             &StudyOptions {
                 seed,
                 ..opts.clone()
             },
         )?;
-        results.extend(played.iter().map(|p| (komi as f64, p.black)));
-        let f = summarize(&g, player, &played);
+        results.extend(chosen.iter().map(|&b| (komi as f64, b)));
         points.push(KomiPoint {
             komi,
-            games: f.games,
-            black: f.black,
+            black: best.black,
+            best: best.best,
+            classes: best.classes,
         });
     }
     // A crossing far outside the komi studied is an extrapolation of a flat curve, not a
@@ -363,9 +259,43 @@ pub fn komi_study(
     Ok(KomiCurve {
         game: with_komi(game, komis.first().copied().unwrap_or(0))?.label(),
         player: player.info.name.clone(),
+        fair_komi: fair_komi(&points, fitted.map(|f| f.1)),
         points,
         fit: fitted.map(|f| f.0),
-        fair_komi: fitted.map(|f| f.1),
+        sampling: crate::openings::sampling_note(opts, false),
+    })
+}
+
+/// Where Black's best crosses one half: interpolated between the first two komis it falls
+/// across, within the last komi at which Black's best surely wins (its whole interval above
+/// one half) and the first at which it surely loses. Black's best can only fall as White's
+/// komi grows, so where every komi's interval holds its score, the crossing lies between them.
+/// On a side the range has no such komi, the logistic fit's delta-method bound stands in.
+fn fair_komi(points: &[KomiPoint], logistic: Option<Estimate>) -> Option<Estimate> {
+    let mut sorted: Vec<&KomiPoint> = points.iter().collect();
+    sorted.sort_by_key(|p| p.komi);
+    let cross = sorted.windows(2).find_map(|w| {
+        let (x, y) = (w[0].black.estimate, w[1].black.estimate);
+        (x >= 0.5 && y < 0.5).then(|| {
+            let t = (x - 0.5) / (x - y);
+            w[0].komi as f64 + t * (w[1].komi as f64 - w[0].komi as f64)
+        })
+    })?;
+    let surely_wins = sorted
+        .iter()
+        .rev()
+        .find(|p| p.komi as f64 <= cross && p.black.bounds().0 > 0.5)
+        .map(|p| p.komi as f64);
+    let surely_loses = sorted
+        .iter()
+        .find(|p| p.komi as f64 >= cross && p.black.bounds().1 < 0.5)
+        .map(|p| p.komi as f64);
+    let lo = surely_wins.or(logistic.map(|l| l.lo.min(cross)))?;
+    let hi = surely_loses.or(logistic.map(|l| l.hi.max(cross)))?;
+    Some(Estimate {
+        estimate: cross,
+        lo,
+        hi,
     })
 }
 
@@ -471,20 +401,6 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     #[test]
-    fn wilson_intervals_hold_the_estimate_and_shrink_with_games() {
-        for (points, games) in [(0.0, 1), (1.0, 1), (3.5, 10), (10.0, 10), (500.0, 1000)] {
-            let e = Estimate::score(points, games).unwrap();
-            assert!(e.contains(e.estimate), "{points}/{games}: {e:?}");
-            assert!(e.lo < e.hi, "never zero width: {e:?}");
-            assert!((0.0..=1.0).contains(&e.lo) && (0.0..=1.0).contains(&e.hi));
-        }
-        let small = Estimate::score(5.0, 10).unwrap();
-        let large = Estimate::score(500.0, 1000).unwrap();
-        assert!(large.hi - large.lo < small.hi - small.lo);
-        assert!(Estimate::score(0.0, 0).is_none());
-    }
-
-    #[test]
     fn the_fair_komi_fit_recovers_a_known_crossing() {
         // Black wins with probability logistic(2.0 - 0.8 k): the curve crosses 50% at k = 2.5.
         let truth = Logistic { a: 2.0, b: -0.8 };
@@ -504,6 +420,38 @@ mod tests {
         let (_, fewer) =
             fit_logistic(&results.iter().copied().step_by(2).collect::<Vec<_>>()).unwrap();
         assert!(fewer.hi - fewer.lo > fair.hi - fair.lo);
+    }
+
+    fn point(komi: u32, score: Score) -> KomiPoint {
+        KomiPoint {
+            komi,
+            black: score,
+            best: "c3".into(),
+            classes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_fair_komi_lies_between_the_last_sure_win_and_the_first_sure_loss() {
+        // Deterministic best lines: won up to komi 3, lost from 4.
+        let sure: Vec<KomiPoint> = (0..=8)
+            .map(|k| point(k, Score::of_values(&[if k <= 3 { 1.0 } else { 0.0 }], 1)))
+            .collect();
+        let fair = fair_komi(&sure, None).unwrap();
+        assert_eq!((fair.estimate, fair.lo, fair.hi), (3.5, 3.0, 4.0));
+        // A komi whose interval straddles one half widens the bracket to the komis around it.
+        let mut unsure = sure;
+        unsure[3] = point(3, Score::of_values(&[1.0, 1.0, 0.0, 0.0, 1.0], 5));
+        let fair = fair_komi(&unsure, None).unwrap();
+        assert!(
+            fair.lo == 2.0 && fair.hi == 4.0 && fair.contains(fair.estimate),
+            "{fair:?}"
+        );
+        // No crossing: Black's best wins everywhere.
+        let won: Vec<KomiPoint> = (0..3)
+            .map(|k| point(k, Score::of_values(&[1.0], 1)))
+            .collect();
+        assert!(fair_komi(&won, None).is_none());
     }
 
     #[test]

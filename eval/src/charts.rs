@@ -113,7 +113,7 @@ pub fn first_player_svg(results: &[FirstPlayer]) -> Result<String, String> {
                     .map(|r| {
                         (
                             games.iter().position(|g| g == &r.game).unwrap_or(0) as f64 + offset,
-                            r.black,
+                            r.best.black.as_estimate(),
                         )
                     })
                     .collect();
@@ -154,7 +154,7 @@ pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
                 let points: Vec<(f64, Estimate)> = curve
                     .points
                     .iter()
-                    .map(|p| (p.komi as f64 + offset, p.black))
+                    .map(|p| (p.komi as f64 + offset, p.black.as_estimate()))
                     .collect();
                 let label = match curve.fair_komi {
                     Some(f) => format!(
@@ -210,12 +210,14 @@ pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
                 (
                     "strong pie",
                     rows.iter()
-                        .map(|r| (r.side as f64 - 0.1, r.strong.black))
+                        .map(|r| (r.side as f64 - 0.1, r.strong.best.black.as_estimate()))
                         .collect(),
                 ),
                 (
                     "weak pie",
-                    rows.iter().map(|r| (r.side as f64, r.weak.black)).collect(),
+                    rows.iter()
+                        .map(|r| (r.side as f64, r.weak.best.black.as_estimate()))
+                        .collect(),
                 ),
                 (
                     "komi pie at the fair komi",
@@ -223,7 +225,7 @@ pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
                         .filter_map(|r| {
                             r.komi_at_fair
                                 .as_ref()
-                                .map(|p| (r.side as f64 + 0.1, p.black))
+                                .map(|p| (r.side as f64 + 0.1, p.black.as_estimate()))
                         })
                         .collect(),
                 ),
@@ -271,6 +273,65 @@ pub fn learning_svg(
                 .draw_series(LineSeries::new(line, colour(0)))
                 .map_err(|e| e.to_string())?;
             points_with_intervals(chart, "checkpoint", colour(0), points)
+        },
+    )
+}
+
+/// Each figure of a strength ladder against its rung (weakest first), with its intervals: the
+/// picture of whether a study's answer has stopped moving.
+pub fn ladder_svg(
+    title: &str,
+    y_desc: &str,
+    figures: &[crate::ladder::Convergence],
+) -> Result<String, String> {
+    let rungs = figures.iter().map(|f| f.rungs.len()).max().unwrap_or(1);
+    let values = figures
+        .iter()
+        .flat_map(|f| f.rungs.iter())
+        .flat_map(|r| [r.lo, r.estimate, r.hi])
+        .flatten();
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.1).max(0.05);
+    svg_chart(
+        title,
+        ("strength rung (weakest first)", -0.5..rungs as f64 - 0.5),
+        (y_desc, lo - pad..hi + pad),
+        None,
+        |chart| {
+            for (i, f) in figures.iter().enumerate() {
+                let offset = (i as f64 - (figures.len() as f64 - 1.0) / 2.0) * 0.04;
+                let points: Vec<(f64, Estimate)> = f
+                    .rungs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, r)| {
+                        let e = r.estimate?;
+                        let est = Estimate {
+                            estimate: e,
+                            lo: r.lo.unwrap_or(e),
+                            hi: r.hi.unwrap_or(e),
+                        };
+                        Some((k as f64 + offset, est))
+                    })
+                    .collect();
+                let c = colour(i);
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().map(|p| (p.0, p.1.estimate)),
+                        c.mix(0.5),
+                    ))
+                    .map_err(|e| e.to_string())?;
+                let verdict = if f.converged {
+                    "converged"
+                } else {
+                    "not converged"
+                };
+                points_with_intervals(chart, &format!("{}: {verdict}", f.figure), c, &points)?;
+            }
+            Ok(())
         },
     )
 }

@@ -89,6 +89,7 @@ impl EvalConfig {
             progress,
             sample_plies: 0,
             prefix: Vec::new(),
+            ..Default::default()
         }
     }
 

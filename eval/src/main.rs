@@ -222,6 +222,7 @@ fn main() -> Result<()> {
                 progress: true,
                 sample_plies: 0,
                 prefix: Vec::new(),
+                ..Default::default()
             };
             let mut output = match &run {
                 Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),

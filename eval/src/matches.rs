@@ -44,6 +44,12 @@ pub struct MatchOptions {
     /// Actions every game starts with, before the random opening plies (a balance study
     /// playing games from one opening).
     pub prefix: Vec<Action>,
+    /// Sampled plies choose only among the actions whose search value is within this margin
+    /// (in [-1, 1] units) of the chosen action's: variety that does not give games away.
+    /// `None`: any visited action.
+    pub sample_margin: Option<f32>,
+    /// White never swaps: a balance study values an opening with the pie's swap declined.
+    pub decline_swap: bool,
 }
 
 impl Default for MatchOptions {
@@ -56,6 +62,8 @@ impl Default for MatchOptions {
             progress: false,
             sample_plies: 0,
             prefix: Vec::new(),
+            sample_margin: None,
+            decline_swap: false,
         }
     }
 }
@@ -393,21 +401,48 @@ impl<'a> Table<'a> {
         for slot in self.slots.iter_mut().filter(|s| to_move(s)) {
             let search = slot.searches[side].as_mut().expect("searched above");
             if search.root_visits() > 0 {
+                if self.opts.decline_swap {
+                    search.exclude_at_root(Action::Swap);
+                }
                 // Once per decision, without self-play's noise.
                 search.prepare_root(false, &mut slot.rng);
             }
             if search.root_visits() >= cfg.visits {
-                let result = search.result();
                 let x = if slot.actions.len() < slot.opening_len + self.opts.sample_plies as usize {
-                    result.sample(1.0, &mut slot.rng)
+                    sample_within(search, self.opts.sample_margin, &mut slot.rng)
                 } else {
-                    result.best()
+                    search.result().best()
                 };
                 slot.play(x);
             }
         }
         Ok(())
     }
+}
+
+/// A sampled ply: an action drawn in proportion to visits, among those whose value is within
+/// `margin` of the search's choice (all visited actions without a margin).
+fn sample_within(search: &Search<AnyGame>, margin: Option<f32>, rng: &mut ChaCha8Rng) -> Action {
+    let mut result = search.result();
+    let Some(margin) = margin else {
+        return result.sample(1.0, rng);
+    };
+    let best = result.best();
+    let values = search.analysis(1);
+    let value_of = |a: Action| {
+        values
+            .iter()
+            .find(|r| r.action == a)
+            .map_or(-1.0, |r| r.value)
+    };
+    let floor = value_of(best) - margin;
+    for child in &mut result.children {
+        if child.0 != best && value_of(child.0) < floor {
+            child.1 = 0;
+        }
+    }
+    result.gumbel_action = None;
+    result.sample(1.0, rng)
 }
 
 fn finish(

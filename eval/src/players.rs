@@ -249,6 +249,12 @@ impl Contestant {
             Brain::Net { search, .. } => Some(search.clone()),
         }
     }
+
+    /// Whether the player's match move is a function of the position: a network (its match
+    /// search has no noise), where random play and rollouts draw.
+    pub fn deterministic(&self) -> bool {
+        matches!(self.brain, Brain::Net { .. })
+    }
 }
 
 /// Uniform priors and, as value, the result of one uniformly random playout from the

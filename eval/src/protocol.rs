@@ -393,6 +393,7 @@ impl Session {
             games_in_flight: 1,
             seed: self.seed,
             progress: false,
+            ..Default::default()
         };
         let map = crate::swapmap::swap_map(&self.game, &self.player, 0, &opts)
             .map_err(|e| e.to_string())?;

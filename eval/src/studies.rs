@@ -2,9 +2,13 @@
 //! writes `OUT/<study>.json`, `OUT/<study>.svg` and `OUT/<study>.md`, each with the command
 //! that made it.
 
-use crate::balance::{self, Estimate, FirstPlayer, KomiCurve, PieRow, StudyOptions};
+use crate::balance::{self, FirstPlayer, KomiCurve, PieRow, Score, StudyOptions};
+use crate::exact::ExactRow;
+use crate::ladder::{self, Rung};
 use crate::players::Contestant;
+use crate::swapmap::SwapMap;
 use crate::EvalError;
+use engine::board::Board;
 use engine::{Game, GameConfig};
 use selfplay::config::RunConfig;
 use std::fmt::Write as _;
@@ -20,7 +24,8 @@ pub struct StudyArgs {
     /// A player: mcts:N or CHECKPOINT@VISITS; repeat it to compare strengths side by side.
     #[arg(long = "player", required = true)]
     pub players: Vec<String>,
-    /// Games per figure (per game, komi and player).
+    /// Games per opening class played out (and from the empty board), per game, komi and
+    /// player.
     #[arg(long, default_value_t = 100)]
     pub games: usize,
     /// Directory the JSON, SVG and Markdown go to.
@@ -28,10 +33,30 @@ pub struct StudyArgs {
     pub out: PathBuf,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Decisions at the start of each game chosen in proportion to the search's visits rather
-    /// than the most visited: a network would otherwise play the same game every time.
-    #[arg(long, default_value_t = 2)]
+    /// Plies after the decisions measured (Black's first turn, White's swap) chosen in
+    /// proportion to the search's visits among near-best actions, for variety. None by
+    /// default: a sampled ply is a move the player would not choose, and on small boards those
+    /// are its mistakes (a side-3 network's fair komi fell from 3.5 to 2.5 with 2 of them), so
+    /// a network plays each opening's best line once and its figures say "deterministic".
+    #[arg(long, default_value_t = 0)]
     pub sample_plies: u32,
+    /// Sampled plies choose among actions whose search value is within this of the best.
+    #[arg(long, default_value_t = 0.1)]
+    pub sample_margin: f32,
+    /// Opening classes whose search value is more than this (in [-1, 1]) from the best
+    /// class's are pruned, not played out.
+    #[arg(long, default_value_t = 0.5)]
+    pub margin: f64,
+    /// At most this many opening classes are played out (the best by search value).
+    #[arg(long, default_value_t = 8)]
+    pub max_classes: usize,
+    /// Lifeline sides also solved exactly: the exact result beside every estimate, and any
+    /// estimate whose interval excludes it flagged.
+    #[arg(long, value_delimiter = ',')]
+    pub exact_sides: Vec<usize>,
+    /// Budget of each solver call in seconds (a game not solved in time is "unknown").
+    #[arg(long, default_value_t = 600.0)]
+    pub exact_seconds: f64,
     /// Games played at once (default: [eval] games_in_flight of the config).
     #[arg(long)]
     pub games_in_flight: Option<usize>,
@@ -76,13 +101,6 @@ pub enum Study {
         /// Komi values of the komi-pie curve of each side.
         #[arg(long, default_value = "0..=6")]
         komi: String,
-        /// Sides also solved exactly (strong, weak, and komi pie at each komi): the result
-        /// for Black with perfect play, the winning first turns and the openings to swap.
-        #[arg(long, value_delimiter = ',')]
-        exact_sides: Vec<usize>,
-        /// Budget of each solver call in seconds (a game not solved in time is "unknown").
-        #[arg(long, default_value_t = 600.0)]
-        exact_seconds: f64,
     },
 }
 
@@ -150,9 +168,25 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
             Contestant::load_for(p, game, &run.search, run.search.visits, &device)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let field_error = |name: &str, why: &str| Err(EvalError::Config(format!("--{name}: {why}")));
+    if !(args.margin >= 0.0) {
+        return field_error("margin", "must be a number of at least 0");
+    }
+    if !(args.sample_margin >= 0.0) {
+        return field_error("sample-margin", "must be a number of at least 0");
+    }
+    if args.max_classes == 0 {
+        return field_error("max-classes", "at least one class must be played out");
+    }
+    if !(args.exact_seconds > 0.0 && args.exact_seconds.is_finite()) {
+        return field_error("exact-seconds", "must be a positive number of seconds");
+    }
     let opts = StudyOptions {
         games: args.games,
         sample_plies: args.sample_plies,
+        sample_margin: args.sample_margin,
+        margin: args.margin,
+        max_classes: args.max_classes,
         games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
         seed: args.seed,
         progress: true,
@@ -171,13 +205,26 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .iter()
                 .map(|p| balance::first_player(&l.run.game, p, &l.opts))
                 .collect::<Result<Vec<_>, _>>()?;
-            let svg = crate::charts::first_player_svg(&results).map_err(EvalError::Config)?;
+            let exact = exact_of(&l.run.game, args)?;
+            let ladder = vec![ladder::convergence(
+                &format!("{}: Black's best", l.run.game.label()),
+                results
+                    .iter()
+                    .map(|r| Rung::of_score(&r.player, &r.best.black))
+                    .collect(),
+            )];
+            let svg = side_by_side(vec![
+                crate::charts::first_player_svg(&results).map_err(EvalError::Config)?,
+                ladder_svg(&ladder, "Black's best score")?,
+            ]);
             write(
                 &args.out,
                 "first-player",
-                serde_json::json!({ "results": results }),
+                serde_json::json!({ "results": results, "convergence": ladder, "exact": exact }),
                 &svg,
-                &first_player_md(&results),
+                &(ladder::headline(&ladder)
+                    + &first_player_md(&results, exact.as_ref())
+                    + &ladder::table(&ladder)),
             )
         }
         Study::Komi { args, komi } => {
@@ -188,13 +235,29 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .iter()
                 .map(|p| balance::komi_study(&l.run.game, p, &komis, &l.opts))
                 .collect::<Result<Vec<_>, _>>()?;
-            let svg = crate::charts::komi_svg(&curves).map_err(EvalError::Config)?;
+            let exact = komis
+                .iter()
+                .map(|&k| exact_of(&balance::with_komi(&l.run.game, k)?, args))
+                .collect::<Result<Option<Vec<_>>, _>>()?;
+            let ladder = vec![ladder::convergence(
+                &format!("{}: fair komi", l.run.game.label()),
+                curves
+                    .iter()
+                    .map(|c| Rung::of_estimate(&c.player, c.fair_komi))
+                    .collect(),
+            )];
+            let svg = side_by_side(vec![
+                crate::charts::komi_svg(&curves).map_err(EvalError::Config)?,
+                ladder_svg(&ladder, "fair komi")?,
+            ]);
             write(
                 &args.out,
                 "komi",
-                serde_json::json!({ "curves": curves }),
+                serde_json::json!({ "curves": curves, "convergence": ladder, "exact": exact }),
                 &svg,
-                &komi_md(&curves),
+                &(ladder::headline(&ladder)
+                    + &komi_md(&curves, exact.as_deref())
+                    + &ladder::table(&ladder)),
             )
         }
         Study::SwapMap { args, check_games } => {
@@ -204,13 +267,20 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .iter()
                 .map(|p| crate::swapmap::swap_map(&l.run.game, p, *check_games, &l.opts))
                 .collect::<Result<Vec<_>, _>>()?;
-            let board = l
+            let start = l
                 .run
                 .game
                 .start()
-                .map_err(|e| EvalError::Config(e.to_string()))?
-                .board()
-                .clone();
+                .map_err(|e| EvalError::Config(e.to_string()))?;
+            let board = start.board().clone();
+            let exact = exact_of(&l.run.game, args)?
+                .map(|row| exact_swaps(&start, &row))
+                .transpose()?;
+            let agreement: Vec<Option<[usize; 2]>> = maps
+                .iter()
+                .map(|m| exact.as_ref().map(|e| agreement(&board, m, e)))
+                .collect();
+            let ladder = vec![swap_convergence(&board, &maps)];
             let svg = side_by_side(
                 maps.iter()
                     .map(|m| crate::swapmap::swap_map_svg(&board, m))
@@ -219,24 +289,20 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
             write(
                 &args.out,
                 "swap-map",
-                serde_json::json!({ "maps": maps }),
+                serde_json::json!({
+                    "maps": maps,
+                    "convergence": ladder,
+                    "exact_swap": exact.as_ref().map(|e| e.iter().map(|k| crate::openings::turn_name(&board, k)).collect::<Vec<_>>()),
+                    "agrees_with_exact": agreement,
+                }),
                 &svg,
-                &swap_map_md(&maps),
+                &(ladder::headline(&ladder)
+                    + &swap_map_md(&maps, &agreement)
+                    + &ladder::table(&ladder)),
             )
         }
-        Study::PieTable {
-            args,
-            sides,
-            komi,
-            exact_sides,
-            exact_seconds,
-        } => {
+        Study::PieTable { args, sides, komi } => {
             let komis = parse_komis(komi)?;
-            if !(*exact_seconds > 0.0 && exact_seconds.is_finite()) {
-                return Err(EvalError::Config(format!(
-                    "--exact-seconds must be a positive number of seconds (got {exact_seconds})"
-                )));
-            }
             let l = load_players(args, true)?;
             let GameConfig::Lifeline(base) = &l.run.game else {
                 return Err(EvalError::Config(format!(
@@ -245,42 +311,204 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                     l.run.game.label()
                 )));
             };
-            // A searcher (mcts:N) fills a table of its own; trained networks fill one table
-            // together, each cell played by the first network trained for it (one network per
-            // balancing method, or per size).
-            let (nets, searchers): (Vec<&Contestant>, Vec<&Contestant>) = l
-                .players
-                .iter()
-                .partition(|p| matches!(p.brain, crate::players::Brain::Net { .. }));
             let mut tables = Vec::new();
-            for p in searchers {
-                tables.push((
-                    p.info.name.clone(),
-                    balance::pie_table(base, sides, &komis, &[p], &l.opts)?,
-                ));
-            }
-            if !nets.is_empty() {
-                let name = nets
+            for rung in pie_rungs(&l.players) {
+                let name = rung
                     .iter()
                     .map(|p| p.info.name.as_str())
-                    .collect::<Vec<_>>();
+                    .collect::<Vec<_>>()
+                    .join(" + ");
                 tables.push((
-                    name.join(" + "),
-                    balance::pie_table(base, sides, &komis, &nets, &l.opts)?,
+                    name,
+                    balance::pie_table(base, sides, &komis, &rung, &l.opts)?,
                 ));
             }
-            let exact = solve_exact(base, exact_sides, &komis, *exact_seconds)?;
+            let exact = solve_exact(base, &args.exact_sides, &komis, args.exact_seconds)?;
+            let ladder = pie_convergence(sides, &tables);
             // One picture per player, the first one shown; all are in the JSON.
-            let svg = crate::charts::pie_table_svg(&tables[0].0, &tables[0].1)
-                .map_err(EvalError::Config)?;
+            let svg = side_by_side(vec![
+                crate::charts::pie_table_svg(&tables[0].0, &tables[0].1)
+                    .map_err(EvalError::Config)?,
+                ladder_svg(
+                    &ladder
+                        .iter()
+                        .filter(|c| !c.figure.contains("komi"))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                    "Black's best score",
+                )?,
+            ]);
             let json = serde_json::json!({
                 "tables": tables.iter().map(|(p, rows)| serde_json::json!({"player": p, "rows": rows})).collect::<Vec<_>>(),
+                "convergence": ladder,
                 "exact": exact,
             });
-            let md = pie_table_md(&tables) + &exact_md(&exact);
+            let md = ladder::headline(&ladder)
+                + &pie_table_md(&tables, &exact)
+                + &exact_md(&exact)
+                + &ladder::table(&ladder);
             write(&args.out, "pie-table", json, &svg, &md)
         }
     }
+}
+
+/// The rungs of the pie table, in the order the players came: a searcher (mcts:N) is a rung
+/// of its own; trained networks at one visit count fill one rung together, each cell played by
+/// the first network trained for it (one network per balancing method, or per size).
+fn pie_rungs(players: &[Contestant]) -> Vec<Vec<&Contestant>> {
+    let mut rungs: Vec<(Option<u32>, Vec<&Contestant>)> = Vec::new();
+    for p in players {
+        let visits = match &p.brain {
+            crate::players::Brain::Net { .. } => p.search_config().map(|c| c.visits),
+            _ => None,
+        };
+        match rungs
+            .iter_mut()
+            .find(|(v, _)| visits.is_some() && *v == visits)
+        {
+            Some((_, rung)) => rung.push(p),
+            None => rungs.push((visits, vec![p])),
+        }
+    }
+    rungs.into_iter().map(|(_, r)| r).collect()
+}
+
+fn ladder_svg(figures: &[ladder::Convergence], y: &str) -> Result<String, EvalError> {
+    crate::charts::ladder_svg("Figures by strength", y, figures).map_err(EvalError::Config)
+}
+
+/// The pie table's figures by strength: every table is a rung, in the order the players came.
+fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<ladder::Convergence> {
+    let mut out = Vec::new();
+    for (i, &side) in sides.iter().enumerate() {
+        let rows = || {
+            tables
+                .iter()
+                .filter_map(move |(p, rows)| rows.get(i).map(|r| (p, r)))
+        };
+        out.push(ladder::convergence(
+            &format!("side {side} strong pie: Black's best"),
+            rows()
+                .map(|(p, r)| Rung::of_score(p, &r.strong.best.black))
+                .collect(),
+        ));
+        out.push(ladder::convergence(
+            &format!("side {side} weak pie: Black's best"),
+            rows()
+                .map(|(p, r)| Rung::of_score(p, &r.weak.best.black))
+                .collect(),
+        ));
+        out.push(ladder::convergence(
+            &format!("side {side} fair komi"),
+            rows()
+                .map(|(p, r)| Rung::of_estimate(p, r.komi.fair_komi))
+                .collect(),
+        ));
+    }
+    out
+}
+
+/// The swap decisions by strength: the share of openings each rung would swap, converged when
+/// the two strongest rungs make the same decision on every opening.
+fn swap_convergence(board: &Board, maps: &[SwapMap]) -> ladder::Convergence {
+    let share = |m: &SwapMap| {
+        m.openings.iter().filter(|o| o.swap).count() as f64 / m.openings.len().max(1) as f64
+    };
+    let mut c = ladder::convergence(
+        "share of openings White should swap",
+        maps.iter()
+            .map(|m| Rung {
+                player: m.player.clone(),
+                estimate: Some(share(m)),
+                lo: None,
+                hi: None,
+            })
+            .collect(),
+    );
+    if let [.., a, b] = maps {
+        let differ: Vec<String> = a
+            .openings
+            .iter()
+            .zip(&b.openings)
+            .filter(|(x, y)| x.swap != y.swap)
+            .map(|(x, _)| x.cells.join("+"))
+            .collect();
+        c.converged = differ.is_empty() && c.converged;
+        if !differ.is_empty() {
+            let _ = board;
+            c.why = format!(
+                "{} and {} decide {} openings differently: {}",
+                a.player,
+                b.player,
+                differ.len(),
+                differ
+                    .iter()
+                    .take(8)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    c
+}
+
+/// The exact row of `game` when it is Lifeline of a side in `--exact-sides`.
+fn exact_of(game: &GameConfig, args: &StudyArgs) -> Result<Option<ExactRow>, EvalError> {
+    let GameConfig::Lifeline(o) = game else {
+        return Ok(None);
+    };
+    if !args.exact_sides.contains(&o.size) {
+        return Ok(None);
+    }
+    eprintln!(
+        "exact: solving {} (at most {} s)",
+        game.label(),
+        args.exact_seconds
+    );
+    let row = crate::exact::solve_lifeline(o, o.size, o.balance, o.komi as u32, args.exact_seconds)
+        .map_err(EvalError::Config)?;
+    eprintln!(
+        "exact: {}: Black {} ({:.1} s)",
+        game.label(),
+        row.result(),
+        row.seconds
+    );
+    Ok(Some(row))
+}
+
+/// The openings (class keys) the solver says White should swap.
+fn exact_swaps(
+    start: &engine::AnyGame,
+    row: &ExactRow,
+) -> Result<Vec<Vec<engine::Cell>>, EvalError> {
+    let board = start.board();
+    row.swap
+        .iter()
+        .map(|t| {
+            let cells = t
+                .split('+')
+                .map(|c| {
+                    board
+                        .parse_cell(c)
+                        .ok_or_else(|| EvalError::Config(format!("solver turn `{t}`: no cell {c}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(crate::openings::orbit_key(board, &cells))
+        })
+        .collect()
+}
+
+/// On how many of the map's opening classes its swap decision is the solver's: `[agree, of]`.
+fn agreement(board: &Board, map: &SwapMap, exact: &[Vec<engine::Cell>]) -> [usize; 2] {
+    let mut seen = std::collections::HashMap::new();
+    for o in &map.openings {
+        let cells: Vec<engine::Cell> = o.cells.iter().filter_map(|c| board.parse_cell(c)).collect();
+        let key = crate::openings::orbit_key(board, &cells);
+        seen.entry(key.clone())
+            .or_insert(o.swap == exact.contains(&key));
+    }
+    [seen.values().filter(|&&ok| ok).count(), seen.len()]
 }
 
 /// The exact rows of the pie table, with a progress bar (each can take minutes).
@@ -354,6 +582,9 @@ fn exact_md(rows: &[crate::exact::ExactRow]) -> String {
     s
 }
 
+/// What every study's intervals cover, and what they do not.
+const INTERVALS: &str = "95%. A score's interval is a Wilson interval over distinct games (a deterministic player's repeated game counts once; a figure from one distinct game has no interval and says deterministic). Black's best takes the highest lower and upper bounds of the classes played, so it covers the choice among them. The fair komi's runs from the last komi at which Black's best surely wins to the first at which it surely loses (the logistic fit's delta method where the range has none): Black's best only falls as komi grows, so it holds the crossing when every komi's interval holds its score. They cover the sampling noise of these players' games, not the players' own mistakes: whether a stronger player would answer differently is what the convergence over the ladder of players says.";
+
 /// Write `OUT/NAME.json` (with the command), `.svg` and `.md`; returns the Markdown.
 fn write(
     out: &Path,
@@ -365,9 +596,7 @@ fn write(
     let command = command_line();
     json["study"] = name.into();
     json["command"] = command.clone().into();
-    json["intervals"] =
-        "95%: Wilson score intervals for scores (draws count half), delta method for the fair komi"
-            .into();
+    json["intervals"] = INTERVALS.into();
     let md = format!("{md}\nMade by `{command}`.\n");
     let text = serde_json::to_string_pretty(&json).expect("studies serialise") + "\n";
     selfplay::rundir::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
@@ -395,19 +624,21 @@ fn side_by_side(pictures: Vec<String>) -> String {
     format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{x}\" height=\"{height}\">{inner}</svg>\n")
 }
 
-fn swap_map_md(maps: &[crate::swapmap::SwapMap]) -> String {
+fn swap_map_md(maps: &[SwapMap], agreement: &[Option<[usize; 2]>]) -> String {
     let mut s = String::from("# Swap map
 
-| game | player | openings (searched) | White should swap | best openings for the player who made them |
-|---|---|---|---|---|
+Each opening is valued for the player who made it with White's swap declined; White should swap the openings better than even for their maker.
+
+| game | player | openings (searched) | White should swap | agrees with the solver | best openings for the player who made them |
+|---|---|---|---|---|---|
 ");
-    for m in maps {
+    for (m, agree) in maps.iter().zip(agreement) {
         let mut best: Vec<&crate::swapmap::Opening> = m.openings.iter().collect();
         best.sort_by(|a, b| b.value.total_cmp(&a.value));
         let top = best
             .iter()
             .take(5)
-            .map(|o| match o.checked {
+            .map(|o| match &o.checked {
                 Some(c) => format!(
                     "{} {:+.2} (played: Black {})",
                     o.cells.join("+"),
@@ -419,9 +650,13 @@ fn swap_map_md(maps: &[crate::swapmap::SwapMap]) -> String {
             .collect::<Vec<_>>()
             .join(", ");
         let swaps = m.openings.iter().filter(|o| o.swap).count();
+        let agree = agree.map_or("-".into(), |[a, n]| {
+            let flag = if a < n { " **differs**" } else { "" };
+            format!("{a} of {n} classes{flag}")
+        });
         let _ = writeln!(
             s,
-            "| {} | {} | {} ({}) | {swaps} | {top} |",
+            "| {} | {} | {} ({}) | {swaps} | {agree} | {top} |",
             m.game,
             m.player,
             m.openings.len(),
@@ -431,41 +666,83 @@ fn swap_map_md(maps: &[crate::swapmap::SwapMap]) -> String {
     s
 }
 
-fn opt(e: Option<Estimate>) -> String {
+fn opt(e: Option<&Score>) -> String {
     e.map_or("-".into(), |e| e.show())
 }
 
-fn first_player_md(results: &[FirstPlayer]) -> String {
-    let mut s = String::from("# First player's score\n\n| game | player | games (distinct) | Black's score | swap taken | Black if swapped | Black if kept |\n|---|---|---|---|---|---|---|\n");
+/// The exact score of a solved result for Black (1 win, 0 loss, one half a draw).
+fn exact_score(row: &ExactRow) -> Option<f64> {
+    match row.result() {
+        "win" => Some(1.0),
+        "loss" => Some(0.0),
+        "draw" => Some(0.5),
+        _ => None,
+    }
+}
+
+/// `1.000 (deterministic) · exact: loss, **outside**`.
+fn beside_exact(score: &Score, exact: Option<&ExactRow>) -> String {
+    let Some(row) = exact else {
+        return score.show();
+    };
+    let flag = match exact_score(row) {
+        Some(x) if !score.admits(x) => ", **excludes it**",
+        _ => "",
+    };
+    format!("{} (exact: {}{flag})", score.show(), row.result())
+}
+
+fn first_player_md(results: &[FirstPlayer], exact: Option<&ExactRow>) -> String {
+    let mut s = String::from("# First player's best
+
+Black's best: the opening class Black chooses, played out after White's best reply (under a pie: swap when the opener scores above one half, so the figure is min(p, 1 - p)). Reached: games from the empty board, first plies sampled (a population, not the first player's best).
+
+| game | player | Black's best | its class (opener's score, swap declined) | classes played (pruned) | reached from the empty board | swap taken | Black if swapped | Black if kept |
+|---|---|---|---|---|---|---|---|---|
+");
     for r in results {
-        let (rate, sw, kept) = match &r.swaps {
+        let (rate, sw, kept) = match &r.reached.swaps {
             Some(x) => (
                 x.rate.show(),
-                opt(x.black_when_swapped),
-                opt(x.black_when_kept),
+                opt(x.black_when_swapped.as_ref()),
+                opt(x.black_when_kept.as_ref()),
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };
+        let b = &r.best;
         let _ = writeln!(
             s,
-            "| {} | {} | {} ({}) | {} | {rate} | {sw} | {kept} |",
+            "| {} | {} | {} | {} ({}) | {} ({}) | {} | {rate} | {sw} | {kept} |",
             r.game,
             r.player,
-            r.games,
-            r.distinct_games,
-            r.black.show()
+            beside_exact(&b.black, exact),
+            b.best,
+            b.opener.show(),
+            b.classes.len() - b.pruned,
+            b.pruned,
+            r.reached.black.show(),
         );
     }
     s
 }
 
-fn komi_md(curves: &[KomiCurve]) -> String {
-    let mut s = String::from("# Black's score by komi\n\n| game | player | fair komi | komi: Black's score |\n|---|---|---|---|\n");
+fn komi_md(curves: &[KomiCurve], exact: Option<&[ExactRow]>) -> String {
+    let mut s = String::from("# Black's best by komi
+
+At each komi, Black's best opening class played out; the fair komi is where Black's best crosses one half.
+
+| game | player | fair komi [last komi Black surely wins, first it surely loses] | komi: Black's best (class) |
+|---|---|---|---|
+");
     for c in curves {
         let points = c
             .points
             .iter()
-            .map(|p| format!("{}: {}", p.komi, p.black.show()))
+            .enumerate()
+            .map(|(i, p)| {
+                let row = exact.and_then(|rows| rows.get(i));
+                format!("{}: {} ({})", p.komi, beside_exact(&p.black, row), p.best)
+            })
             .collect::<Vec<_>>()
             .join("; ");
         let _ = writeln!(
@@ -476,14 +753,44 @@ fn komi_md(curves: &[KomiCurve]) -> String {
             c.fair_komi.map_or("no crossing".into(), |f| format!(
                 "{:.2} [{:.2}, {:.2}]",
                 f.estimate, f.lo, f.hi
-            ))
+            )),
         );
+    }
+    if let Some(rows) = exact {
+        let results: Vec<Option<f64>> = rows.iter().map(exact_score).collect();
+        let komis: Vec<u32> = curves
+            .first()
+            .map_or(Vec::new(), |c| c.points.iter().map(|p| p.komi).collect());
+        let switch = komis
+            .windows(2)
+            .zip(results.windows(2))
+            .find(|(_, r)| r[0] == Some(1.0) && r[1] == Some(0.0))
+            .map(|(k, _)| (k[0], k[1]));
+        if let Some((a, b)) = switch {
+            let _ = writeln!(s, "\nExact (solver): Black wins at komi {a} and loses at komi {b}, so the fair komi lies between {a} and {b}.");
+            for c in curves {
+                if let Some(f) = c.fair_komi {
+                    if f.hi < a as f64 || f.lo > b as f64 {
+                        let _ = writeln!(
+                            s,
+                            "\n**{}'s fair komi interval excludes the exact one.**",
+                            c.player
+                        );
+                    }
+                }
+            }
+        }
     }
     s
 }
 
-fn pie_table_md(tables: &[(String, Vec<PieRow>)]) -> String {
-    let mut s = String::from("# First player's score by balancing method\n\n| player | side | strong pie | weak pie | fair komi | komi pie at komi k |\n|---|---|---|---|---|---|\n");
+fn pie_table_md(tables: &[(String, Vec<PieRow>)], exact: &[ExactRow]) -> String {
+    let row = |side: usize, balance: &str| {
+        exact
+            .iter()
+            .find(|r| r.side == side && r.balance == balance)
+    };
+    let mut s = String::from("# First player's best by balancing method\n\nUnder a pie the second player wins with perfect play; a pie's fairness is how close its most balanced opening is to even (Black's best after White's reply, one half at best).\n\n| player | side | strong pie (class) | weak pie (class) | fair komi | komi pie at komi k |\n|---|---|---|---|---|---|\n");
     for (player, rows) in tables {
         for r in rows {
             let fair = r.komi.fair_komi.map_or("no crossing".into(), |f| {
@@ -495,10 +802,12 @@ fn pie_table_md(tables: &[(String, Vec<PieRow>)]) -> String {
                 .map_or("-".into(), |p| format!("k={}: {}", p.komi, p.black.show()));
             let _ = writeln!(
                 s,
-                "| {player} | {} | {} | {} | {fair} | {at} |",
+                "| {player} | {} | {} ({}) | {} ({}) | {fair} | {at} |",
                 r.side,
-                r.strong.black.show(),
-                r.weak.black.show()
+                beside_exact(&r.strong.best.black, row(r.side, "strong")),
+                r.strong.best.best,
+                beside_exact(&r.weak.best.black, row(r.side, "weak")),
+                r.weak.best.best,
             );
         }
     }

@@ -3,19 +3,18 @@
 //!
 //! Openings are Black's first turn: one stone (weak and komi pie) or a pair of stones (strong
 //! pie). Each is valued by a search from the position after it (the player's own search: its
-//! network, or random rollouts for `mcts:N`), once per orbit of the board's symmetry group and
-//! copied to the rest of the orbit. A cell shows the value of its stone, or, for pairs, the
-//! best and the mean value of the pairs through it.
+//! network, or random rollouts for `mcts:N`) with White's swap excluded, since the value that
+//! decides a swap is the opening's value with the swap declined ([`crate::openings`]); once per
+//! orbit of the board's symmetry group and copied to the rest of the orbit. A cell shows the
+//! value of its stone, or, for pairs, the best and the mean value of the pairs through it.
 
-use crate::balance::StudyOptions;
-use crate::players::{Brain, Contestant, RolloutEvaluator};
+use crate::balance::{Score, StudyOptions};
+use crate::openings::{first_turns, orbit_key, value_after};
+use crate::players::Contestant;
 use crate::render::{esc, heat, Geometry};
 use crate::EvalError;
 use engine::board::Board;
-use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
-use rand::SeedableRng;
-use selfplay::model::NetEvaluator;
-use selfplay::search::{Search, SearchConfig};
+use engine::{Action, Cell, Game, GameConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -26,12 +25,13 @@ pub struct Opening {
     /// One stone, or the two of a pair, by name.
     pub cells: Vec<String>,
     pub value: f64,
-    /// White should swap: the opening is better for the player who made it.
+    /// White should swap: with the swap declined, the opening is better for the player who
+    /// made it (by the played score when checked, else by the search's value).
     pub swap: bool,
-    /// Black's score in games played from the opening (`--check-games`), next to the search's
-    /// value: a check of the value by play.
+    /// Black's score in games played from the opening, swap declined (`--check-games`), next
+    /// to the search's value: a check of the value by play.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checked: Option<crate::balance::Estimate>,
+    pub checked: Option<Score>,
 }
 
 /// What a cell of the map shows.
@@ -53,96 +53,6 @@ pub struct SwapMap {
     pub cells: Vec<CellValue>,
 }
 
-/// Black's first turn: every legal stone, or every legal unordered pair.
-fn openings(start: &AnyGame) -> Vec<Vec<Cell>> {
-    let mut legal = Vec::new();
-    start.legal_actions(&mut legal);
-    let firsts: Vec<Cell> = legal
-        .iter()
-        .filter_map(|a| {
-            if let Action::Cell(c) = a {
-                Some(*c)
-            } else {
-                None
-            }
-        })
-        .collect();
-    let mut out = Vec::new();
-    for &a in &firsts {
-        let mut g = start.clone();
-        g.apply(Action::Cell(a));
-        if g.to_move() != Player::Black || g.outcome().is_some() {
-            out.push(vec![a]);
-            continue;
-        }
-        g.legal_actions(&mut legal);
-        out.extend(legal.iter().filter_map(|x| match x {
-            Action::Cell(b) if *b > a => Some(vec![a, *b]),
-            _ => None,
-        }));
-    }
-    out
-}
-
-/// The smallest image of `cells` under the board's symmetries (sorted): one key per orbit.
-fn orbit_key(board: &Board, cells: &[Cell]) -> Vec<Cell> {
-    board
-        .symmetries()
-        .iter()
-        .map(|s| {
-            let mut v: Vec<Cell> = cells.iter().map(|&c| s.apply(c)).collect();
-            v.sort_unstable();
-            v
-        })
-        .min()
-        .expect("every board has the identity")
-}
-
-/// Black's value of the position after `cells`, by `player`'s search.
-fn value_after(
-    start: &AnyGame,
-    cells: &[Cell],
-    player: &Contestant,
-    seed: u64,
-) -> Result<f64, EvalError> {
-    let mut g = start.clone();
-    for &c in cells {
-        g.apply(Action::Cell(c));
-    }
-    if let Some(o) = g.outcome() {
-        return Ok(o.value_for(Player::Black) as f64);
-    }
-    let Some(cfg) = player.search_config() else {
-        return Err(EvalError::Config(
-            "the random player has no values: use mcts:N or a checkpoint".into(),
-        ));
-    };
-    // PUCT: its root value follows the best moves, where a Gumbel root's also averages the
-    // considered moves it halves away.
-    let cfg = SearchConfig {
-        gumbel: false,
-        ..cfg.clone()
-    };
-    let mut search = Search::new(cfg, g.clone());
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let result = match &player.brain {
-        Brain::Net { model, .. } => search.run(&mut NetEvaluator::new(model), false, &mut rng),
-        _ => search.run(&mut RolloutEvaluator::new(seed), false, &mut rng),
-    };
-    let value = result
-        .map_err(|source| EvalError::Search {
-            player: player.info.name.clone(),
-            source,
-        })?
-        .value;
-    // The search's value is for the player to move.
-    Ok(if g.to_move() == Player::Black {
-        value
-    } else {
-        -value
-    } as f64)
-}
-
 /// The swap map of `game` by `player`; with `check_games > 0`, each orbit's opening is also
 /// played that many times and Black's score recorded beside its value.
 pub fn swap_map(
@@ -155,8 +65,8 @@ pub fn swap_map(
         .start()
         .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
     let board = start.board().clone();
-    let all = openings(&start);
-    type Valued = (f64, Option<crate::balance::Estimate>);
+    let all = first_turns(&start);
+    type Valued = (f64, Option<Score>);
     let mut by_orbit: HashMap<Vec<Cell>, Valued> = HashMap::new();
     let bar = crate::matches::progress_bar(
         all.len() as u64,
@@ -167,7 +77,7 @@ pub fn swap_map(
     for cells in &all {
         let key = orbit_key(&board, cells);
         let (value, checked) = match by_orbit.get(&key) {
-            Some(&v) => v,
+            Some(v) => v.clone(),
             None => {
                 let seed = opts.seed.wrapping_add(by_orbit.len() as u64);
                 let value = value_after(&start, &key, player, seed)?;
@@ -183,7 +93,7 @@ pub fn swap_map(
                         crate::balance::score_after(game, player, &prefix, &opts)
                     })
                     .transpose()?;
-                by_orbit.insert(key, (value, checked));
+                by_orbit.insert(key, (value, checked.clone()));
                 (value, checked)
             }
         };
@@ -191,7 +101,7 @@ pub fn swap_map(
         openings.push(Opening {
             cells: cells.iter().map(|&c| board.cell_name(c)).collect(),
             value,
-            swap: value > 0.0,
+            swap: checked.as_ref().map_or(value > 0.0, |c| c.estimate > 0.5),
             checked,
         });
     }
@@ -254,42 +164,4 @@ pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
     }
     s.push_str("</svg>\n");
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn game(s: &str) -> GameConfig {
-        serde_json::from_str(s).unwrap()
-    }
-
-    #[test]
-    fn openings_are_single_stones_or_pairs_by_balance() {
-        let weak = game(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
-            .start()
-            .unwrap();
-        assert_eq!(openings(&weak).len(), 19, "every cell of side 3");
-        let strong = game(r#"{"game":"lifeline","options":{"size":3,"balance":"strong"}}"#)
-            .start()
-            .unwrap();
-        let pairs = openings(&strong);
-        assert!(pairs.iter().all(|p| p.len() == 2 && p[0] < p[1]));
-        // Adjacent pairs are illegal on an empty board (one dead group): 19*18/2 - 42 edges.
-        assert_eq!(pairs.len(), 171 - 42);
-    }
-
-    #[test]
-    fn an_orbit_key_is_the_same_for_every_image() {
-        let g = game(r#"{"game":"lifeline","options":{"size":4,"balance":"strong"}}"#)
-            .start()
-            .unwrap();
-        let b = g.board();
-        let pair = [b.parse_cell("a1").unwrap(), b.parse_cell("c2").unwrap()];
-        let key = orbit_key(b, &pair);
-        for s in b.symmetries() {
-            let image: Vec<Cell> = pair.iter().map(|&c| s.apply(c)).collect();
-            assert_eq!(orbit_key(b, &image), key);
-        }
-    }
 }

@@ -68,8 +68,16 @@ fn check_estimates(v: &serde_json::Value) -> usize {
     }
 }
 
-/// The study's three files: JSON with the command and sound intervals, SVG that parses.
+/// The study's three files: JSON with the command and sound intervals (at least one: players
+/// that draw, such as mcts:N, play distinct games), SVG that parses.
 fn check_outputs(out: &Path, study: &str) -> serde_json::Value {
+    let json = check_files(out, study);
+    assert!(check_estimates(&json) > 0, "{json}");
+    json
+}
+
+/// [`check_outputs`] without asking for an interval: a deterministic player's figures have none.
+fn check_files(out: &Path, study: &str) -> serde_json::Value {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join(format!("{study}.json"))).unwrap())
             .unwrap();
@@ -81,7 +89,7 @@ fn check_outputs(out: &Path, study: &str) -> serde_json::Value {
             .contains(&format!("balance {study}")),
         "{json}"
     );
-    assert!(check_estimates(&json) > 0, "{json}");
+    check_estimates(&json);
     let svg = std::fs::read_to_string(out.join(format!("{study}.svg"))).unwrap();
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
     assert_eq!(doc.root_element().tag_name().name(), "svg");
@@ -116,10 +124,29 @@ fn first_player_study() {
     let json = check_outputs(&out, "first-player");
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "one result per player");
-    assert_eq!(results[0]["games"], 8);
+    assert_eq!(results[0]["reached"]["black"]["games"], 8);
     assert!(
-        results[0]["swaps"]["rate"]["estimate"].is_number(),
+        results[0]["reached"]["swaps"]["rate"]["estimate"].is_number(),
         "weak pie reports the swaps: {json}"
+    );
+    // Black's best: side 3's four classes of first stones, each valued, the best played out.
+    let best = &results[0]["best"];
+    assert_eq!(best["pie"], true);
+    let classes = best["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 4, "{best}");
+    assert_eq!(classes[0]["opening"], best["best"]);
+    assert!(
+        classes[0]["played"]["games"].as_u64().unwrap() == 8,
+        "{best}"
+    );
+    let black = best["black"]["estimate"].as_f64().unwrap();
+    assert!(
+        black <= 0.5,
+        "under a pie Black's best after White's reply is at most even: {best}"
+    );
+    assert_eq!(json["convergence"][0]["rungs"].as_array().unwrap().len(), 2);
+    assert!(
+        json["sampling"].is_null() && best["sampling"].as_str().unwrap().contains("swap decision")
     );
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
@@ -245,7 +272,8 @@ fn pie_table_of_one_network_per_method() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let json = check_outputs(&out, "pie-table");
+    // Networks at 2 visits play one game per opening, and their figures say deterministic.
+    let json = check_files(&out, "pie-table");
     let table = &json["tables"][0];
     assert!(table["player"].as_str().unwrap().contains(" + "), "{table}");
     let rows = table["rows"].as_array().unwrap();
@@ -320,15 +348,15 @@ fn swap_map_study() {
     assert_eq!(map["searched"], 4);
     for o in map["openings"].as_array().unwrap() {
         let v = o["value"].as_f64().unwrap();
+        let played = o["checked"]["estimate"].as_f64().unwrap();
+        // Checked by play, the played score decides the swap.
         assert!(
-            (-1.0..=1.0).contains(&v) && o["swap"].as_bool().unwrap() == (v > 0.0),
+            (-1.0..=1.0).contains(&v) && o["swap"].as_bool().unwrap() == (played > 0.5),
             "{o}"
         );
-        let played = &o["checked"];
-        assert!(
-            played["lo"].as_f64().unwrap() <= played["estimate"].as_f64().unwrap(),
-            "{o}"
-        );
+        if let Some(lo) = o["checked"]["lo"].as_f64() {
+            assert!(lo <= played, "{o}");
+        }
     }
     let svg = std::fs::read_to_string(out.join("swap-map.svg")).unwrap();
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is well-formed XML");
@@ -364,6 +392,7 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
         games_in_flight: 4,
         seed: 1,
         progress: false,
+        ..Default::default()
     };
     // PUCT, and the Gumbel root (which plays without noise, so deterministically too).
     for gumbel in [false, true] {
@@ -373,12 +402,21 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
         };
         let player = eval::Contestant::network(&model, "000000", 8, &search);
         let fixed = eval::balance::first_player(&game, &player, &opts(0)).unwrap();
+        let black = &fixed.reached.black;
         assert_eq!(
-            fixed.distinct_games, 1,
+            black.distinct_games, 1,
             "a deterministic player repeats its game (gumbel {gumbel})"
         );
+        assert!(
+            black.deterministic() && black.show().contains("deterministic"),
+            "one distinct game has no interval: {black:?}"
+        );
         let sampled = eval::balance::first_player(&game, &player, &opts(3)).unwrap();
-        assert!(sampled.distinct_games > 3, "gumbel {gumbel}: {sampled:?}");
+        assert!(
+            sampled.reached.black.distinct_games > 3,
+            "gumbel {gumbel}: {sampled:?}"
+        );
+        assert!(!sampled.reached.black.deterministic());
     }
 }
 
@@ -403,6 +441,7 @@ fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
         games_in_flight: 2,
         seed: 1,
         progress: false,
+        ..Default::default()
     };
     // A size of its list plays; another size, or another balancing method, is refused by name.
     let weak4 = parse(r#"{"game":"lifeline","options":{"size":4,"balance":"weak"}}"#);

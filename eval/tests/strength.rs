@@ -36,6 +36,7 @@ fn mcts_200_beats_random_on_side_4() {
         progress: false,
         sample_plies: 0,
         prefix: Vec::new(),
+        ..Default::default()
     };
     let s = run_match(&game, &a, &b, &opts, &MatchOutput::default()).unwrap();
     println!("{}", eval::matches::describe(&s));
@@ -61,6 +62,7 @@ fn openings_are_paired_and_matches_reproducible() {
         progress: false,
         sample_plies: 0,
         prefix: Vec::new(),
+        ..Default::default()
     };
     let r1 = play_games(&game, &a, &b, 0, 8, &opts, None).unwrap();
     assert_eq!(r1.len(), 8);
@@ -231,6 +233,7 @@ fn a_gumbel_network_plays_its_top_prior_action_in_a_match() {
         progress: false,
         sample_plies: 0,
         prefix: Vec::new(),
+        ..Default::default()
     };
     let results = play_games(&game, &a, &b, 0, 2, &opts, None).unwrap();
     let inference = model.for_inference();

@@ -35,6 +35,11 @@ pub struct SelfPlayConfig {
     /// Board sizes: each game draws one uniformly from this list, so one network learns every
     /// size of it (Lifeline, Square Lifeline, Leblin). Absent: every game has the config's size.
     pub sizes: Option<Vec<usize>>,
+    /// Share of games in which White declines the pie's swap: once self-play learns to swap
+    /// every good opening, the positions after a declined swap stop occurring, yet they are
+    /// what a balance study values an opening by. The swap decision of such a game leaves no
+    /// sample (its targets would teach that the swap is bad).
+    pub decline_swap_share: f32,
 }
 
 impl Default for SelfPlayConfig {
@@ -51,6 +56,7 @@ impl Default for SelfPlayConfig {
             threads: 0,
             komi_range: None,
             sizes: None,
+            decline_swap_share: 0.0,
         }
     }
 }
@@ -70,6 +76,7 @@ impl SelfPlayConfig {
             ("full_search_share", self.full_search_share, share),
             ("resign_threshold", self.resign_threshold, Closed(-1.0, 1.0)),
             ("resign_playout_share", self.resign_playout_share, share),
+            ("decline_swap_share", self.decline_swap_share, share),
         ] {
             check_float(&format!("selfplay.{name}"), v, range)?;
         }
@@ -167,6 +174,8 @@ struct Slot {
     full: bool,
     may_resign: bool,
     would_resign: Option<Player>,
+    /// White declines the swap in this game (`decline_swap_share`).
+    declines_swap: bool,
 }
 
 /// Plays `games` games of `config` and calls `done` for each as it finishes.
@@ -225,6 +234,9 @@ impl SelfPlay<'_> {
             for entry in slots.iter_mut() {
                 let Some(slot) = entry.as_mut() else { continue };
                 if slot.search.root_visits() > 0 {
+                    if slot.declines_swap {
+                        slot.search.exclude_at_root(Action::Swap);
+                    }
                     // Once per decision (until the search advances). Dirichlet noise only on
                     // full searches (a fast one samples its move by temperature); the Gumbel
                     // noise on every one, because it is what samples the Gumbel root's move.
@@ -253,7 +265,9 @@ impl SelfPlay<'_> {
             full: true,
             may_resign: rng.gen::<f32>() >= self.selfplay.resign_playout_share,
             would_resign: None,
+            declines_swap: false,
         };
+        slot.declines_swap = rng.gen::<f32>() < self.selfplay.decline_swap_share;
         slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
         slot
     }
@@ -274,6 +288,7 @@ impl SelfPlay<'_> {
         // The sample of this position (its policy target only after a full search).
         let mut legal = Vec::new();
         g.legal_actions(&mut legal);
+        let swap_declined = slot.declines_swap && legal.contains(&Action::Swap);
         let mut mask = vec![0u8; g.policy_len()];
         for &a in &legal {
             mask[g.policy_index(a)] = 1;
@@ -285,13 +300,15 @@ impl SelfPlay<'_> {
             }
             p
         });
-        slot.pending.push(Pending {
-            inputs: encode_owned(&g).into_raw_vec_and_offset().0,
-            legal: mask,
-            policy,
-            to_move: me,
-            komi: g.komi(),
-        });
+        if !swap_declined {
+            slot.pending.push(Pending {
+                inputs: encode_owned(&g).into_raw_vec_and_offset().0,
+                legal: mask,
+                policy,
+                to_move: me,
+                komi: g.komi(),
+            });
+        }
         slot.infos.push(MoveInfo {
             value: result.value,
             visits: result.root_visits,

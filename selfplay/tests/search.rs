@@ -287,3 +287,52 @@ fn a_second_run_on_the_same_root_keeps_its_gumbel_draw() {
         "{second:?}"
     );
 }
+
+/// A balance study values an opening with the pie's swap declined: the excluded action gets
+/// no visits and is not a root child, the visits still add up, and the next decision (after
+/// `advance`) may take it again.
+#[test]
+fn an_action_excluded_at_the_root_is_never_searched() {
+    let mut g = Lifeline::new(LifelineOptions::new(3, Balance::Weak)).unwrap();
+    g.apply(Action::Cell(g.board().parse_cell("c3").unwrap()));
+    let mut legal = Vec::new();
+    g.legal_actions(&mut legal);
+    assert!(
+        legal.contains(&Action::Swap),
+        "White may swap after Black's stone"
+    );
+    for gumbel in [false, true] {
+        let cfg = SearchConfig {
+            gumbel,
+            ..config(64)
+        };
+        let mut s = Search::new(cfg.clone(), g.clone());
+        s.exclude_at_root(Action::Swap);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
+        assert!(
+            r.children.iter().all(|c| c.0 != Action::Swap),
+            "gumbel {gumbel}"
+        );
+        assert_eq!(r.children.len(), legal.len() - 1);
+        let visits: u32 = r.children.iter().map(|c| c.1).sum();
+        assert_eq!(visits + 1, r.root_visits, "gumbel {gumbel}: {r:?}");
+        let priors: f32 = r.children.iter().map(|c| c.2).sum();
+        assert!((priors - 1.0).abs() < 1e-4, "priors renormalised: {priors}");
+        // Without the exclusion the swap is a root child.
+        let mut free = Search::new(cfg, g.clone());
+        let r = free.run(&mut UniformEvaluator, false, &mut rng).unwrap();
+        assert!(r.children.iter().any(|c| c.0 == Action::Swap));
+    }
+    // The exclusion is this decision's only.
+    let mut s = Search::new(
+        config(8),
+        Lifeline::new(LifelineOptions::new(3, Balance::Weak)).unwrap(),
+    );
+    s.exclude_at_root(Action::Swap);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
+    s.advance(Action::Cell(g.board().parse_cell("c3").unwrap()));
+    let r = s.run(&mut UniformEvaluator, false, &mut rng).unwrap();
+    assert!(r.children.iter().any(|c| c.0 == Action::Swap));
+}

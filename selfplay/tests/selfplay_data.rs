@@ -406,3 +406,42 @@ fn a_size_list_plays_every_size_and_writes_one_shard_per_size() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `decline_swap_share = 1`: White never swaps, and the decision where it declined leaves no
+/// sample (a target there would teach that the swap is bad); every other decision does.
+#[test]
+fn a_game_that_declines_the_swap_never_swaps_and_skips_that_sample() {
+    let game = lifeline(3);
+    let sp = |share| SelfPlayConfig {
+        games_in_flight: 4,
+        full_search_share: 1.0,
+        resign_threshold: -1.0,
+        decline_swap_share: share,
+        ..SelfPlayConfig::default()
+    };
+    let declined = play(&game, 8, sp(1.0));
+    for g in &declined {
+        assert!(
+            !g.record.actions.iter().any(|a| a == "swap"),
+            "{:?}",
+            g.record.actions
+        );
+        assert_eq!(
+            g.samples.len() + 1,
+            g.record.actions.len(),
+            "all but the swap decision"
+        );
+    }
+    let free = play(&game, 8, sp(0.0));
+    assert!(free
+        .iter()
+        .all(|g| g.samples.len() == g.record.actions.len()));
+    let bad = SelfPlayConfig {
+        decline_swap_share: 1.5,
+        ..SelfPlayConfig::default()
+    };
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .contains("selfplay.decline_swap_share"));
+}

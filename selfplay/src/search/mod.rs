@@ -216,6 +216,8 @@ pub struct Search<G: Game> {
     root: RootPolicy,
     /// Whether [`Search::prepare_root`] has set up this decision's root.
     root_prepared: bool,
+    /// An action this decision's root may not take ([`Search::exclude_at_root`]).
+    root_excluded: Option<Action>,
 }
 
 /// The result of a search at the root.
@@ -328,6 +330,7 @@ impl<G: Game> Search<G> {
             root_eval: 0.0,
             root: RootPolicy::Puct,
             root_prepared: false,
+            root_excluded: None,
         }
     }
 
@@ -499,6 +502,7 @@ impl<G: Game> Search<G> {
         self.nodes = nodes;
         self.root = RootPolicy::Puct;
         self.root_prepared = false;
+        self.root_excluded = None;
         self.root_eval = if self.nodes[0].visits > 0 {
             self.value_for(0, self.nodes[0].to_move)
         } else {
@@ -540,10 +544,57 @@ impl<G: Game> Search<G> {
             return;
         }
         self.root_prepared = true;
+        if let Some(action) = self.root_excluded {
+            self.drop_root_child(action);
+        }
         if self.config.gumbel {
             self.start_gumbel(noise, rng);
         } else if noise {
             self.add_root_noise(rng);
+        }
+    }
+
+    /// Search this decision as if `action` were not legal at the root: a balance study values
+    /// an opening with the pie's swap declined, because a swap's value is the opening's value
+    /// for its maker and would otherwise hide it. Takes effect when the root is prepared (call
+    /// it before [`Search::run`], or before the first [`Search::prepare_root`] of the decision);
+    /// the next [`Search::advance`] lifts it. The only legal action is never dropped.
+    pub fn exclude_at_root(&mut self, action: Action) {
+        self.root_excluded = Some(action);
+    }
+
+    /// Remove the root child of `action` (and what the search learnt through it), keeping the
+    /// others contiguous, and renormalise their priors.
+    fn drop_root_child(&mut self, action: Action) {
+        let Some(c) = self.children(0).find(|&c| self.nodes[c].action == action) else {
+            return;
+        };
+        let (first, n) = (
+            self.nodes[0].first_child as usize,
+            self.nodes[0].num_children,
+        );
+        if n < 2 {
+            return;
+        }
+        let gone = self.nodes[c].clone();
+        debug_assert_eq!(gone.virtual_visits, 0, "dropped between batches");
+        // The child's values are its chooser's (the root's player to move); the root's are
+        // the other player's.
+        let root = &mut self.nodes[0];
+        root.visits -= gone.visits;
+        root.value_sum += if gone.chooser == root.chooser {
+            -gone.value_sum
+        } else {
+            gone.value_sum
+        };
+        let last = first + n as usize - 1;
+        self.nodes.swap(c, last);
+        self.nodes[0].num_children = n - 1;
+        let total: f32 = self.children(0).map(|k| self.nodes[k].prior).sum();
+        if total > 0.0 {
+            for k in first..last {
+                self.nodes[k].prior /= total;
+            }
         }
     }
 

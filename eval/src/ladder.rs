@@ -1,0 +1,231 @@
+//! Strength convergence: a balance figure measured by a ladder of players (weakest first, as
+//! given on the command line) is believed only once stronger players stop changing it.
+//!
+//! A figure is *converged* when its two strongest rungs agree within their intervals (a
+//! deterministic figure is its own interval) and, with three rungs or more, it did not move the
+//! same way over both of the last two steps. With one rung nothing can be said.
+
+use crate::score::{Estimate, Score};
+use serde::{Deserialize, Serialize};
+
+/// One rung's value of a figure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rung {
+    pub player: String,
+    /// `None`: the rung has no value of the figure (a curve without a crossing).
+    pub estimate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lo: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hi: Option<f64>,
+}
+
+impl Rung {
+    pub fn of_score(player: &str, s: &Score) -> Rung {
+        Rung {
+            player: player.into(),
+            estimate: Some(s.estimate),
+            lo: s.lo,
+            hi: s.hi,
+        }
+    }
+
+    pub fn of_estimate(player: &str, e: Option<Estimate>) -> Rung {
+        Rung {
+            player: player.into(),
+            estimate: e.map(|e| e.estimate),
+            lo: e.map(|e| e.lo),
+            hi: e.map(|e| e.hi),
+        }
+    }
+
+    fn bounds(&self) -> Option<(f64, f64)> {
+        let e = self.estimate?;
+        Some((self.lo.unwrap_or(e), self.hi.unwrap_or(e)))
+    }
+}
+
+/// One figure across the ladder, and whether it converged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Convergence {
+    pub figure: String,
+    pub rungs: Vec<Rung>,
+    pub converged: bool,
+    /// Why (not): the rungs that disagree, or the direction it still moves in.
+    pub why: String,
+}
+
+/// Judge `figure` over `rungs`, weakest first.
+pub fn convergence(figure: &str, rungs: Vec<Rung>) -> Convergence {
+    let (converged, why) = judge(&rungs);
+    Convergence {
+        figure: figure.into(),
+        rungs,
+        converged,
+        why,
+    }
+}
+
+fn judge(rungs: &[Rung]) -> (bool, String) {
+    let n = rungs.len();
+    if n < 2 {
+        return (
+            false,
+            "one rung: give a ladder of --player rungs, weakest first".into(),
+        );
+    }
+    let (a, b) = (&rungs[n - 2], &rungs[n - 1]);
+    let (Some((alo, ahi)), Some((blo, bhi))) = (a.bounds(), b.bounds()) else {
+        return (false, format!("{} or {} has no value", a.player, b.player));
+    };
+    if ahi + 1e-9 < blo || bhi + 1e-9 < alo {
+        return (
+            false,
+            format!(
+                "the two strongest rungs disagree: {} {} against {} {}",
+                a.player,
+                show(a),
+                b.player,
+                show(b)
+            ),
+        );
+    }
+    if n >= 3 {
+        let e: Vec<Option<f64>> = rungs[n - 3..].iter().map(|r| r.estimate).collect();
+        if let [Some(x), Some(y), Some(z)] = e[..] {
+            if (x < y && y < z) || (x > y && y > z) {
+                let way = if z > y { "rising" } else { "falling" };
+                return (
+                    false,
+                    format!("still {way} over the last three rungs: {x:.3}, {y:.3}, {z:.3}"),
+                );
+            }
+        }
+    }
+    (
+        true,
+        format!(
+            "{} and {} agree: {} and {}",
+            a.player,
+            b.player,
+            show(a),
+            show(b)
+        ),
+    )
+}
+
+fn show(r: &Rung) -> String {
+    match (r.estimate, r.lo, r.hi) {
+        (Some(e), Some(lo), Some(hi)) => format!("{e:.3} [{lo:.3}, {hi:.3}]"),
+        (Some(e), _, _) => format!("{e:.3} (deterministic)"),
+        _ => "none".into(),
+    }
+}
+
+/// The Markdown line a study opens with: converged, or which figures still move.
+pub fn headline(figures: &[Convergence]) -> String {
+    let moving: Vec<&str> = figures
+        .iter()
+        .filter(|f| !f.converged)
+        .map(|f| f.figure.as_str())
+        .collect();
+    if moving.is_empty() {
+        format!(
+            "**Converged**: all {} figures agree between the two strongest rungs.\n",
+            figures.len()
+        )
+    } else {
+        format!(
+            "**Not converged**: {} of {} figures still move with strength: {}.\n",
+            moving.len(),
+            figures.len(),
+            moving.join("; ")
+        )
+    }
+}
+
+/// A Markdown table of every figure by rung.
+pub fn table(figures: &[Convergence]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "\n## By strength (weakest rung first)\n\n| figure | rungs | converged |\n|---|---|---|\n",
+    );
+    for f in figures {
+        let rungs = f
+            .rungs
+            .iter()
+            .map(|r| format!("{}: {}", r.player, show(r)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let verdict = if f.converged { "yes" } else { "**no**" };
+        let _ = writeln!(s, "| {} | {rungs} | {verdict}: {} |", f.figure, f.why);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rung(e: f64, lo: f64, hi: f64) -> Rung {
+        Rung {
+            player: format!("p{e}"),
+            estimate: Some(e),
+            lo: Some(lo),
+            hi: Some(hi),
+        }
+    }
+
+    #[test]
+    fn one_rung_never_converges() {
+        assert!(!convergence("x", vec![rung(0.5, 0.4, 0.6)]).converged);
+    }
+
+    #[test]
+    fn the_two_strongest_rungs_must_agree() {
+        let ok = convergence(
+            "x",
+            vec![
+                rung(0.9, 0.8, 1.0),
+                rung(0.3, 0.2, 0.4),
+                rung(0.35, 0.25, 0.45),
+            ],
+        );
+        assert!(ok.converged, "{ok:?}");
+        let apart = convergence("x", vec![rung(0.3, 0.2, 0.4), rung(0.6, 0.5, 0.7)]);
+        assert!(
+            !apart.converged && apart.why.contains("disagree"),
+            "{apart:?}"
+        );
+    }
+
+    #[test]
+    fn a_figure_still_moving_one_way_has_not_converged() {
+        let f = convergence(
+            "x",
+            vec![
+                rung(0.3, 0.1, 0.5),
+                rung(0.35, 0.2, 0.5),
+                rung(0.4, 0.3, 0.5),
+            ],
+        );
+        assert!(!f.converged && f.why.contains("rising"), "{f:?}");
+    }
+
+    #[test]
+    fn deterministic_figures_agree_only_when_equal() {
+        let point = |e: f64| Rung {
+            player: "p".into(),
+            estimate: Some(e),
+            lo: None,
+            hi: None,
+        };
+        assert!(convergence("x", vec![point(1.0), point(1.0)]).converged);
+        assert!(!convergence("x", vec![point(1.0), point(0.0)]).converged);
+        let none = Rung {
+            estimate: None,
+            ..point(0.0)
+        };
+        assert!(!convergence("x", vec![point(1.0), none]).converged);
+    }
+}

@@ -1,0 +1,152 @@
+//! Figures with their 95% intervals: a Wilson score interval ([`Estimate`]), and a score
+//! measured by play over distinct games ([`Score`]).
+
+use serde::{Deserialize, Serialize};
+
+/// z of a two-sided 95% interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// A figure with its 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub estimate: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Estimate {
+    /// A score (`points` of `games`, draws counting half) with its Wilson interval. `None`
+    /// for no games.
+    pub fn score(points: f64, games: u64) -> Option<Estimate> {
+        if games == 0 {
+            return None;
+        }
+        let n = games as f64;
+        let p = points / n;
+        let z2 = Z95 * Z95;
+        let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+        let half = Z95 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+        // The Wilson interval holds p in exact arithmetic; the bounds keep it so in floats.
+        Some(Estimate {
+            estimate: p,
+            lo: (centre - half).clamp(0.0, p),
+            hi: (centre + half).clamp(p, 1.0),
+        })
+    }
+
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+
+    /// `0.562 [0.512, 0.611]`.
+    pub fn show(&self) -> String {
+        format!("{:.3} [{:.3}, {:.3}]", self.estimate, self.lo, self.hi)
+    }
+}
+
+/// A score measured by play, over distinct games: a deterministic player repeating one game
+/// has played one game, however many times it was asked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Score {
+    pub estimate: f64,
+    /// A 95% interval; absent when the figure comes from single deterministic games (one
+    /// distinct game has no sampling noise to bound, only the player's own mistakes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lo: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hi: Option<f64>,
+    pub games: u64,
+    pub distinct_games: u64,
+}
+
+impl Score {
+    /// The mean of `values` (one per distinct game, each in [0, 1]) with its Wilson interval
+    /// when there are two distinct games or more.
+    pub fn of_values(values: &[f64], games: u64) -> Score {
+        let n = values.len() as u64;
+        let points: f64 = values.iter().sum();
+        match Estimate::score(points, n) {
+            Some(e) if n >= 2 => Score::with_bounds(e.estimate, e.lo, e.hi, games, n),
+            _ => Score::with_bounds(points / n.max(1) as f64, 0.0, 0.0, games, n),
+        }
+    }
+
+    /// A score with bounds `[lo, hi]`; bounds that do not enclose it with a width are dropped
+    /// (the figure is deterministic).
+    pub fn with_bounds(estimate: f64, lo: f64, hi: f64, games: u64, distinct: u64) -> Score {
+        let interval = lo <= estimate && estimate <= hi && hi - lo > 1e-12;
+        Score {
+            estimate,
+            lo: interval.then_some(lo),
+            hi: interval.then_some(hi),
+            games,
+            distinct_games: distinct,
+        }
+    }
+
+    pub fn deterministic(&self) -> bool {
+        self.lo.is_none()
+    }
+
+    /// The interval, or the point itself when deterministic.
+    pub fn bounds(&self) -> (f64, f64) {
+        (
+            self.lo.unwrap_or(self.estimate),
+            self.hi.unwrap_or(self.estimate),
+        )
+    }
+
+    /// As an [`Estimate`] (a point interval when deterministic), for charts.
+    pub fn as_estimate(&self) -> Estimate {
+        let (lo, hi) = self.bounds();
+        Estimate {
+            estimate: self.estimate,
+            lo,
+            hi,
+        }
+    }
+
+    /// Whether an exact value lies in the interval (equals the figure when deterministic).
+    pub fn admits(&self, exact: f64) -> bool {
+        let (lo, hi) = self.bounds();
+        lo - 1e-9 <= exact && exact <= hi + 1e-9
+    }
+
+    /// `0.562 [0.512, 0.611]`, or `1.000 (deterministic)`.
+    pub fn show(&self) -> String {
+        match (self.lo, self.hi) {
+            (Some(lo), Some(hi)) => format!("{:.3} [{lo:.3}, {hi:.3}]", self.estimate),
+            _ => format!("{:.3} (deterministic)", self.estimate),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_intervals_hold_the_estimate_and_shrink_with_games() {
+        for (points, games) in [(0.0, 1), (1.0, 1), (3.5, 10), (10.0, 10), (500.0, 1000)] {
+            let e = Estimate::score(points, games).unwrap();
+            assert!(e.contains(e.estimate), "{points}/{games}: {e:?}");
+            assert!(e.lo < e.hi, "never zero width: {e:?}");
+            assert!((0.0..=1.0).contains(&e.lo) && (0.0..=1.0).contains(&e.hi));
+        }
+        let small = Estimate::score(5.0, 10).unwrap();
+        let large = Estimate::score(500.0, 1000).unwrap();
+        assert!(large.hi - large.lo < small.hi - small.lo);
+        assert!(Estimate::score(0.0, 0).is_none());
+    }
+
+    #[test]
+    fn a_score_counts_distinct_games_and_one_game_has_no_interval() {
+        let one = Score::of_values(&[1.0], 10);
+        assert!(one.deterministic() && one.games == 10 && one.distinct_games == 1);
+        assert_eq!(one.show(), "1.000 (deterministic)");
+        let many = Score::of_values(&[1.0, 0.0, 1.0, 1.0], 4);
+        let (lo, hi) = many.bounds();
+        assert!(lo < 0.75 && 0.75 < hi && !many.deterministic(), "{many:?}");
+        assert!(many.admits(0.5) && !one.admits(0.0));
+    }
+}

@@ -1,0 +1,126 @@
+//! Balance studies against the truth: on Lifeline side 3 the solver knows every answer, and
+//! the studies of small networks trained by the project's own loop (tests/fixtures/lifeline-3,
+//! with the commands that made them) must find it.
+//!
+//! What the solver says on side 3 (`eval balance pie-table --exact-sides 3`, and the exact
+//! swap lists these tests compute): under the komi pie Black wins at komi 0 to 3 and loses at 4
+//! to 8, so the fair komi lies between 3 and 4; under strong and weak pie Black loses (White
+//! swaps every opening that would win).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/lifeline-3")
+        .join(name)
+}
+
+/// Run `eval balance STUDY` on the side-3 network of `balance` and read its JSON.
+fn study(study: &str, balance: &str, extra: &[&str]) -> serde_json::Value {
+    let out = std::env::temp_dir().join(format!(
+        "eval-truth-{study}-{balance}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let config = fixture(&format!("{balance}.toml"));
+    let player = format!("{}@64", fixture(balance).display());
+    let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["balance", study, "--config"])
+        .arg(&config)
+        .args(["--player", &player, "--out"])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{text}");
+    println!("{text}");
+    let json = std::fs::read_to_string(out.join(format!("{study}.json"))).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+/// The komi study with its default options finds the fair komi between 3 and 4, and Black's
+/// best wins at komi 3 (with c3; the solver says no other first stone does). The sampled study
+/// this replaced reported 2.29 [2.15, 2.42] for a network like this one: it sampled Black's
+/// first stone, and measured an average over stones Black would not choose.
+#[test]
+fn the_komi_study_finds_the_fair_komi_the_solver_knows() {
+    let json = study("komi", "komi", &["--komi", "0..=8"]);
+    let curve = &json["curves"][0];
+    let fair = &curve["fair_komi"];
+    let (e, lo, hi) = (
+        fair["estimate"].as_f64().unwrap(),
+        fair["lo"].as_f64().unwrap(),
+        fair["hi"].as_f64().unwrap(),
+    );
+    assert!(
+        (3.0..=4.0).contains(&e),
+        "fair komi {e} [{lo}, {hi}]: {curve}"
+    );
+    assert!(2.5 < lo && hi < 4.5, "fair komi {e} [{lo}, {hi}]: {curve}");
+    let at3 = &curve["points"][3];
+    assert_eq!(at3["komi"], 3);
+    assert!(at3["black"]["estimate"].as_f64().unwrap() > 0.5, "{at3}");
+}
+
+/// Under strong and weak pie the second player wins with perfect play: Black's best opening,
+/// after White's best reply (a swap of any opening its maker would win), loses, and the
+/// solver's loss lies in the figure's interval.
+#[test]
+fn under_a_pie_black_s_best_loses_as_the_solver_says() {
+    for balance in ["strong", "weak"] {
+        let json = study("first-player", balance, &["--exact-sides", "3"]);
+        assert_eq!(json["exact"]["black"], "loss", "{balance}");
+        let best = &json["results"][0]["best"];
+        let black = &best["black"];
+        let top = black["hi"]
+            .as_f64()
+            .unwrap_or_else(|| black["estimate"].as_f64().unwrap());
+        assert!(top < 0.5, "{balance}: Black's best {black}: {best}");
+        // Every class was valued and the chosen one played out, its maker's score with it.
+        assert!(best["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["value"].is_number()));
+        assert!(best["opener"]["estimate"].is_number(), "{best}");
+    }
+}
+
+/// `[agreeing classes, classes]` of the swap map of the side-3 network of `balance`, each
+/// opening played out once (the network is deterministic) with the swap declined, against the
+/// solver's swap list.
+fn swap_map_agreement(balance: &str) -> [u64; 2] {
+    let json = study(
+        "swap-map",
+        balance,
+        &["--check-games", "1", "--exact-sides", "3"],
+    );
+    println!("{balance}: the solver swaps {}", json["exact_swap"]);
+    [0, 1].map(|i| json["agrees_with_exact"][0][i].as_u64().unwrap())
+}
+
+/// Weak pie: White should swap every first stone (each wins for its maker), and the map says
+/// so on all 4 classes.
+#[test]
+fn the_weak_pie_swap_map_agrees_with_the_solver() {
+    assert_eq!(swap_map_agreement("weak"), [4, 4]);
+}
+
+/// Strong pie: the map should agree with the solver on at least 15 of the 17 classes of
+/// opening pairs. The side-3 network of tests/fixtures reaches 14 (and 11 to 15 at 256 to
+/// 4096 visits): every class is a full game to be played right from both sides, and it is not
+/// strong enough yet. Run it with `cargo test -p eval --test truth -- --ignored`.
+#[test]
+#[ignore = "not met yet: the strong-pie fixture network agrees on 14 of 17 classes"]
+fn the_strong_pie_swap_map_agrees_with_the_solver() {
+    let [agree, of] = swap_map_agreement("strong");
+    assert_eq!(of, 17);
+    assert!(agree >= 15, "{agree} of {of}");
+}
