@@ -223,7 +223,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 serde_json::json!({ "results": results, "convergence": ladder, "exact": exact }),
                 &svg,
                 &(ladder::headline(&ladder)
-                    + &first_player_md(&results, exact.as_ref())
+                    + &first_player_md(&results, exact.as_ref(), &board_of(&l.run.game)?)
                     + &ladder::table(&ladder)),
             )
         }
@@ -256,7 +256,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 serde_json::json!({ "curves": curves, "convergence": ladder, "exact": exact }),
                 &svg,
                 &(ladder::headline(&ladder)
-                    + &komi_md(&curves, exact.as_deref())
+                    + &komi_md(&curves, exact.as_deref(), &board_of(&l.run.game)?)
                     + &ladder::table(&ladder)),
             )
         }
@@ -680,6 +680,36 @@ fn exact_score(row: &ExactRow) -> Option<f64> {
     }
 }
 
+/// The board of `game`.
+fn board_of(game: &GameConfig) -> Result<Board, EvalError> {
+    Ok(game
+        .start()
+        .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?
+        .board()
+        .clone())
+}
+
+/// A flag for a chosen class that its maker won by play although the solver says it loses
+/// (the win came from the other side's mistakes), or lost although it wins.
+fn class_flag(board: &Board, class: &str, opener: &Score, row: &ExactRow) -> String {
+    let key = |turn: &str| -> Option<Vec<engine::Cell>> {
+        let cells: Option<Vec<_>> = turn.split('+').map(|c| board.parse_cell(c)).collect();
+        Some(crate::openings::orbit_key(board, &cells?))
+    };
+    let wins = row
+        .winning_first_turns
+        .iter()
+        .chain(&row.swap)
+        .any(|t| key(t).is_some() && key(t) == key(class));
+    match (wins, opener.estimate > 0.5) {
+        (false, true) => {
+            ", **a losing class by the solver: won by the other side's mistakes**".into()
+        }
+        (true, false) => ", **a winning class by the solver: lost by its maker's mistakes**".into(),
+        _ => String::new(),
+    }
+}
+
 /// `1.000 (deterministic) · exact: loss, **outside**`.
 fn beside_exact(score: &Score, exact: Option<&ExactRow>) -> String {
     let Some(row) = exact else {
@@ -692,7 +722,7 @@ fn beside_exact(score: &Score, exact: Option<&ExactRow>) -> String {
     format!("{} (exact: {}{flag})", score.show(), row.result())
 }
 
-fn first_player_md(results: &[FirstPlayer], exact: Option<&ExactRow>) -> String {
+fn first_player_md(results: &[FirstPlayer], exact: Option<&ExactRow>, board: &Board) -> String {
     let mut s = String::from("# First player's best
 
 Black's best: the opening class Black chooses, played out after White's best reply (under a pie: swap when the opener scores above one half, so the figure is min(p, 1 - p)). Reached: games from the empty board, first plies sampled (a population, not the first player's best).
@@ -712,11 +742,14 @@ Black's best: the opening class Black chooses, played out after White's best rep
         let b = &r.best;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} ({}) | {} ({}) | {} | {rate} | {sw} | {kept} |",
+            "| {} | {} | {} | {}{} ({}) | {} ({}) | {} | {rate} | {sw} | {kept} |",
             r.game,
             r.player,
             beside_exact(&b.black, exact),
             b.best,
+            exact.map_or(String::new(), |row| class_flag(
+                board, &b.best, &b.opener, row
+            )),
             b.opener.show(),
             b.classes.len() - b.pruned,
             b.pruned,
@@ -726,7 +759,7 @@ Black's best: the opening class Black chooses, played out after White's best rep
     s
 }
 
-fn komi_md(curves: &[KomiCurve], exact: Option<&[ExactRow]>) -> String {
+fn komi_md(curves: &[KomiCurve], exact: Option<&[ExactRow]>, board: &Board) -> String {
     let mut s = String::from("# Black's best by komi
 
 At each komi, Black's best opening class played out; the fair komi is where Black's best crosses one half.
@@ -741,7 +774,15 @@ At each komi, Black's best opening class played out; the fair komi is where Blac
             .enumerate()
             .map(|(i, p)| {
                 let row = exact.and_then(|rows| rows.get(i));
-                format!("{}: {} ({})", p.komi, beside_exact(&p.black, row), p.best)
+                let flag = row.map_or(String::new(), |row| {
+                    class_flag(board, &p.best, &p.black, row)
+                });
+                format!(
+                    "{}: {} ({}{flag})",
+                    p.komi,
+                    beside_exact(&p.black, row),
+                    p.best
+                )
             })
             .collect::<Vec<_>>()
             .join("; ");
