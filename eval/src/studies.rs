@@ -854,3 +854,43 @@ fn pie_table_md(tables: &[(String, Vec<PieRow>)], exact: &[ExactRow]) -> String 
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(winning: &[&str], swap: &[&str]) -> ExactRow {
+        ExactRow {
+            side: 3,
+            balance: "komi".into(),
+            komi: Some(3),
+            black: Some("win".into()),
+            winning_first_turns: winning.iter().map(|s| s.to_string()).collect(),
+            first_turn_classes: 4,
+            first_turns_solved: 4,
+            swap: swap.iter().map(|s| s.to_string()).collect(),
+            nodes: 0,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_chosen_class_is_checked_against_the_solver_by_orbit() {
+        let board = board_of(
+            &serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        let won = Score::of_values(&[1.0], 1);
+        let lost = Score::of_values(&[0.0], 1);
+        let solver = row(&["c3"], &[]);
+        assert_eq!(class_flag(&board, "c3", &won, &solver), "");
+        assert!(class_flag(&board, "b1", &won, &solver).contains("other side's mistakes"));
+        assert!(class_flag(&board, "c3", &lost, &solver).contains("maker's mistakes"));
+        assert_eq!(class_flag(&board, "b1", &lost, &solver), "");
+        // Another corner of the same orbit is the same class; a pie's swap list counts too.
+        let corners = row(&[], &["a1"]);
+        assert_eq!(class_flag(&board, "a1", &won, &corners), "");
+        assert_eq!(class_flag(&board, "e5", &won, &corners), "");
+    }
+}
