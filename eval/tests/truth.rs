@@ -113,12 +113,9 @@ fn the_weak_pie_swap_map_agrees_with_the_solver() {
     assert_eq!(swap_map_agreement("weak"), [4, 4]);
 }
 
-/// Strong pie: the map should agree with the solver on at least 15 of the 17 classes of
-/// opening pairs. The side-3 network of tests/fixtures reaches 14 (and 11 to 15 at 256 to
-/// 4096 visits): every class is a full game to be played right from both sides, and it is not
-/// strong enough yet. Run it with `cargo test -p eval --test truth -- --ignored`.
+/// Strong pie: White should swap 13 of the 17 classes of opening pairs, and the map agrees with
+/// the solver on at least 15 of them.
 #[test]
-#[ignore = "not met yet: the strong-pie fixture network agrees on 14 of 17 classes"]
 fn the_strong_pie_swap_map_agrees_with_the_solver() {
     let [agree, of] = swap_map_agreement("strong");
     assert_eq!(of, 17);
