@@ -267,7 +267,9 @@ impl SelfPlay<'_> {
             would_resign: None,
             declines_swap: false,
         };
-        slot.declines_swap = rng.gen::<f32>() < self.selfplay.decline_swap_share;
+        // Drawn only when asked for, so a config without it keeps its random stream.
+        slot.declines_swap = self.selfplay.decline_swap_share > 0.0
+            && rng.gen::<f32>() < self.selfplay.decline_swap_share;
         slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
         slot
     }
