@@ -63,6 +63,13 @@ pub fn orbit_key(board: &Board, cells: &[Cell]) -> Vec<Cell> {
         .expect("every board has the identity")
 }
 
+/// The class of a turn written by its cells' names (`a1`, `c2`; a turn as `a1+c2` splits on
+/// `+`): its orbit key, `None` when a name is no cell of `board`.
+pub fn class_of<'a>(board: &Board, names: impl IntoIterator<Item = &'a str>) -> Option<Vec<Cell>> {
+    let cells: Option<Vec<Cell>> = names.into_iter().map(|c| board.parse_cell(c)).collect();
+    Some(orbit_key(board, &cells?))
+}
+
 /// The classes of Black's first turns: each key with the number of turns in its class, in
 /// the order the classes are first met.
 pub fn classes(start: &AnyGame) -> Vec<(Vec<Cell>, usize)> {

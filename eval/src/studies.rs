@@ -5,6 +5,7 @@
 use crate::balance::{self, FirstPlayer, KomiCurve, PieRow, Score, StudyOptions};
 use crate::exact::ExactRow;
 use crate::ladder::{self, Rung};
+use crate::openings::class_of;
 use crate::players::Contestant;
 use crate::swapmap::SwapMap;
 use crate::EvalError;
@@ -280,7 +281,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .iter()
                 .map(|m| exact.as_ref().map(|e| agreement(&board, m, e)))
                 .collect();
-            let ladder = vec![swap_convergence(&board, &maps)];
+            let ladder = vec![swap_convergence(&maps)];
             let svg = side_by_side(
                 maps.iter()
                     .map(|m| crate::swapmap::swap_map_svg(&board, m))
@@ -410,7 +411,7 @@ fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<lad
 
 /// The swap decisions by strength: the share of openings each rung would swap, converged when
 /// the two strongest rungs make the same decision on every opening.
-fn swap_convergence(board: &Board, maps: &[SwapMap]) -> ladder::Convergence {
+fn swap_convergence(maps: &[SwapMap]) -> ladder::Convergence {
     let share = |m: &SwapMap| {
         m.openings.iter().filter(|o| o.swap).count() as f64 / m.openings.len().max(1) as f64
     };
@@ -435,7 +436,6 @@ fn swap_convergence(board: &Board, maps: &[SwapMap]) -> ladder::Convergence {
             .collect();
         c.converged = differ.is_empty() && c.converged;
         if !differ.is_empty() {
-            let _ = board;
             c.why = format!(
                 "{} and {} decide {} openings differently: {}",
                 a.player,
@@ -482,19 +482,12 @@ fn exact_swaps(
     start: &engine::AnyGame,
     row: &ExactRow,
 ) -> Result<Vec<Vec<engine::Cell>>, EvalError> {
-    let board = start.board();
     row.swap
         .iter()
         .map(|t| {
-            let cells = t
-                .split('+')
-                .map(|c| {
-                    board
-                        .parse_cell(c)
-                        .ok_or_else(|| EvalError::Config(format!("solver turn `{t}`: no cell {c}")))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(crate::openings::orbit_key(board, &cells))
+            class_of(start.board(), t.split('+')).ok_or_else(|| {
+                EvalError::Config(format!("solver turn `{t}`: not cells of the board"))
+            })
         })
         .collect()
 }
@@ -503,10 +496,10 @@ fn exact_swaps(
 fn agreement(board: &Board, map: &SwapMap, exact: &[Vec<engine::Cell>]) -> [usize; 2] {
     let mut seen = std::collections::HashMap::new();
     for o in &map.openings {
-        let cells: Vec<engine::Cell> = o.cells.iter().filter_map(|c| board.parse_cell(c)).collect();
-        let key = crate::openings::orbit_key(board, &cells);
-        seen.entry(key.clone())
-            .or_insert(o.swap == exact.contains(&key));
+        if let Some(key) = class_of(board, o.cells.iter().map(String::as_str)) {
+            let agrees = o.swap == exact.contains(&key);
+            seen.entry(key).or_insert(agrees);
+        }
     }
     [seen.values().filter(|&&ok| ok).count(), seen.len()]
 }
@@ -692,15 +685,13 @@ fn board_of(game: &GameConfig) -> Result<Board, EvalError> {
 /// A flag for a chosen class that its maker won by play although the solver says it loses
 /// (the win came from the other side's mistakes), or lost although it wins.
 fn class_flag(board: &Board, class: &str, opener: &Score, row: &ExactRow) -> String {
-    let key = |turn: &str| -> Option<Vec<engine::Cell>> {
-        let cells: Option<Vec<_>> = turn.split('+').map(|c| board.parse_cell(c)).collect();
-        Some(crate::openings::orbit_key(board, &cells?))
-    };
-    let wins = row
-        .winning_first_turns
-        .iter()
-        .chain(&row.swap)
-        .any(|t| key(t).is_some() && key(t) == key(class));
+    let chosen = class_of(board, class.split('+'));
+    let wins = chosen.is_some()
+        && row
+            .winning_first_turns
+            .iter()
+            .chain(&row.swap)
+            .any(|t| class_of(board, t.split('+')) == chosen);
     match (wins, opener.estimate > 0.5) {
         (false, true) => {
             ", **a losing class by the solver: won by the other side's mistakes**".into()

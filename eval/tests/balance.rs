@@ -506,3 +506,36 @@ fn swap_maps_of_square_and_perforated_boards() {
         std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
     }
 }
+
+/// A study's new options are checked before any game: each bad value is refused with its
+/// flag named, and nothing is written.
+#[test]
+fn bad_study_options_are_refused_with_the_flag_named() {
+    let (out, cfg) = setup("badopts", CONFIG);
+    for (flag, value) in [
+        ("--margin", "-1"),
+        ("--sample-margin", "NaN"),
+        ("--max-classes", "0"),
+        ("--exact-seconds", "0"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args([
+                "balance",
+                "first-player",
+                "--config",
+                s(&cfg),
+                "--player",
+                "mcts:4",
+            ])
+            .args(["--out", s(&out), &format!("{flag}={value}")])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(flag),
+            "{flag} {value}: {err}"
+        );
+        assert!(!out.exists(), "{flag}: nothing written");
+    }
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}

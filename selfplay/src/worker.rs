@@ -265,11 +265,10 @@ impl SelfPlay<'_> {
             full: true,
             may_resign: rng.gen::<f32>() >= self.selfplay.resign_playout_share,
             would_resign: None,
-            declines_swap: false,
+            // Drawn only when asked for, so a config without it keeps its random stream.
+            declines_swap: self.selfplay.decline_swap_share > 0.0
+                && rng.gen::<f32>() < self.selfplay.decline_swap_share,
         };
-        // Drawn only when asked for, so a config without it keeps its random stream.
-        slot.declines_swap = self.selfplay.decline_swap_share > 0.0
-            && rng.gen::<f32>() < self.selfplay.decline_swap_share;
         slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
         slot
     }
