@@ -146,6 +146,17 @@ pub trait Game: Clone + Send + Sync + fmt::Debug + 'static {
     fn hash(&self) -> u64;
     /// The same hash computed from scratch (tests compare the two).
     fn recompute_hash(&self) -> u64;
+    /// The smallest [`Game::hash`] of the position's images under the board's symmetries: one
+    /// key for a position and all its mirror images, so a solver's table learns each once.
+    /// Games override it when they can hash an image without building it.
+    fn symmetric_hash(&self) -> u64 {
+        self.board()
+            .symmetries()
+            .iter()
+            .map(|s| self.transformed(s).hash())
+            .min()
+            .unwrap_or_else(|| self.hash())
+    }
     /// Number of actions applied since the start.
     fn ply(&self) -> u32;
     /// Number of input planes of [`Game::encode`].

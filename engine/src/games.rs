@@ -1,6 +1,7 @@
 //! Configuration-driven dispatch: an enum over every game, for code that picks the game from a
 //! config file. Hot paths stay generic over [`Game`]; this enum costs one match per call.
 
+use crate::bitset::CellSet;
 use crate::board::{Board, Symmetry};
 use crate::game::{Action, Game, GameError, Outcome, Player};
 use crate::leblin::{Leblin, LeblinOptions};
@@ -200,7 +201,23 @@ pub enum AnyGame {
     Leblin(Leblin),
 }
 
+macro_rules! dispatch {
+    ($self:expr, $g:ident => $e:expr) => {
+        match $self {
+            AnyGame::Lifeline($g) => $e,
+            AnyGame::Vigilance($g) => $e,
+            AnyGame::SquareLifeline($g) => $e,
+            AnyGame::Leblin($g) => $e,
+        }
+    };
+}
+
 impl AnyGame {
+    /// The stones of `player` on the board.
+    pub fn stones(&self, player: Player) -> CellSet {
+        dispatch!(self, g => g.stones(player))
+    }
+
     /// The description of this position, the JSON that [`GameConfig::setup`] reads back
     /// (Square Lifeline's repetition history is not part of it).
     pub fn describe(&self) -> serde_json::Value {
@@ -212,17 +229,6 @@ impl AnyGame {
         };
         value.expect("position descriptions serialise")
     }
-}
-
-macro_rules! dispatch {
-    ($self:expr, $g:ident => $e:expr) => {
-        match $self {
-            AnyGame::Lifeline($g) => $e,
-            AnyGame::Vigilance($g) => $e,
-            AnyGame::SquareLifeline($g) => $e,
-            AnyGame::Leblin($g) => $e,
-        }
-    };
 }
 
 impl Game for AnyGame {
@@ -249,6 +255,9 @@ impl Game for AnyGame {
     }
     fn recompute_hash(&self) -> u64 {
         dispatch!(self, g => g.recompute_hash())
+    }
+    fn symmetric_hash(&self) -> u64 {
+        dispatch!(self, g => g.symmetric_hash())
     }
     fn ply(&self) -> u32 {
         dispatch!(self, g => g.ply())

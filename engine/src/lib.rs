@@ -10,6 +10,9 @@
 //! - [`vigilance`]: Vigilance on Ludii's 14 perforated boards ([`vigilance_boards`]).
 //! - [`games`]: [`games::GameConfig`] and [`games::AnyGame`] for dispatch by configuration.
 //! - [`encode`], [`notation`], [`record`]: tensors, text, and records that replay exactly.
+//! - [`solve`] (alpha-beta) and [`dfpn`] (proof-number search) solve small positions exactly;
+//!   [`solve_openings`] proves every opening class in pieces that resume, and [`proof`] checks
+//!   the certificates they write without search.
 //! - [`testing`], [`soak`]: the interface contract as checks, and the soak that runs them over
 //!   random games and set-up positions of every game.
 //!
@@ -24,6 +27,7 @@
 
 pub mod bitset;
 pub mod board;
+pub mod dfpn;
 pub mod display;
 pub mod encode;
 pub mod game;
@@ -33,9 +37,11 @@ pub mod leblin;
 pub mod lifeline;
 pub mod notation;
 pub mod playout;
+pub mod proof;
 pub mod record;
 pub mod soak;
 pub mod solve;
+pub mod solve_openings;
 pub mod square;
 pub mod testing;
 pub mod vigilance;

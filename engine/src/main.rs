@@ -60,6 +60,49 @@ enum Cmd {
         #[arg(long)]
         list: bool,
     },
+    /// Prove positions exactly with proof-number search, and check the certificates.
+    Solve {
+        #[command(subcommand)]
+        cmd: SolveCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum SolveCmd {
+    /// Prove every class of Black's first turns (after White's swap, where the game has one),
+    /// writing each class's certificate to OUT as soon as it is proved; run it again with the
+    /// same OUT to resume, or on another machine with `--only`.
+    Openings {
+        /// A game config, e.g. configs/lifeline-5-quick.toml (its `game` and `[options]`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Game as JSON when no config is given.
+        #[arg(long, default_value = r#"{"game":"lifeline","options":{"size":3}}"#)]
+        game: String,
+        /// The folder of the certificates, summary.json and summary.md.
+        #[arg(long)]
+        out: PathBuf,
+        /// Classes proved at once, one solver and table each.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Memory for the tables of all threads together, in MiB.
+        #[arg(long, default_value_t = 1024)]
+        table_mib: usize,
+        /// Give up on a class after this many seconds (0: no limit).
+        #[arg(long, default_value_t = 0.0)]
+        class_seconds: f64,
+        /// Prove only these classes (names as in the summary, e.g. b2+d4); repeatable.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Write certificates without checking them first.
+        #[arg(long)]
+        no_check: bool,
+    },
+    /// Verify certificates without search, using only the rules.
+    Check {
+        #[arg(required = true)]
+        proofs: Vec<PathBuf>,
+    },
 }
 
 fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
@@ -80,12 +123,7 @@ fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
 }
 
 fn symbol(g: &AnyGame, c: engine::Cell) -> char {
-    let (black, white) = match g {
-        AnyGame::Lifeline(l) => (l.stones(Player::Black), l.stones(Player::White)),
-        AnyGame::Vigilance(v) => (v.stones(Player::Black), v.stones(Player::White)),
-        AnyGame::SquareLifeline(s) => (s.stones(Player::Black), s.stones(Player::White)),
-        AnyGame::Leblin(l) => (l.stones(Player::Black), l.stones(Player::White)),
-    };
+    let (black, white) = (g.stones(Player::Black), g.stones(Player::White));
     if black.contains(c as usize) {
         'X'
     } else if white.contains(c as usize) {
@@ -161,6 +199,7 @@ fn main() -> Result<()> {
                 only_game: game,
             })?;
         }
+        Cmd::Solve { cmd } => solve(cmd)?,
         Cmd::Replay { file } => {
             let records = engine::record::read_records(&file)?;
             for (i, r) in records.iter().enumerate() {
@@ -173,6 +212,67 @@ fn main() -> Result<()> {
                     r.actions.len(),
                     g.outcome()
                 );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn solve(cmd: SolveCmd) -> Result<()> {
+    match cmd {
+        SolveCmd::Openings {
+            config,
+            game,
+            out,
+            threads,
+            table_mib,
+            class_seconds,
+            only,
+            no_check,
+        } => {
+            let cfg = load_game(&config, &game)?;
+            if !(class_seconds >= 0.0 && class_seconds.is_finite()) {
+                anyhow::bail!("--class-seconds must be a number of seconds, 0 or more");
+            }
+            let opts = engine::solve_openings::SolveOptions {
+                out,
+                threads: threads.max(1),
+                table_bytes: table_mib.max(1) << 20,
+                class_limits: engine::solve::Limits {
+                    nodes: None,
+                    time: (class_seconds > 0.0)
+                        .then(|| std::time::Duration::from_secs_f64(class_seconds)),
+                },
+                check: !no_check,
+                only,
+                progress: true,
+            };
+            let summary = engine::solve_openings::solve_openings(&cfg, &opts)?;
+            print!("{}", std::fs::read_to_string(opts.out.join("summary.md"))?);
+            println!("{}", summary.verdict);
+        }
+        SolveCmd::Check { proofs } => {
+            let mut failed = 0;
+            for path in &proofs {
+                match engine::proof::check_file(path) {
+                    Ok((h, c)) => println!(
+                        "{}: valid, {} wins after {}; {} positions checked, {} of {} moves used, {:.2} s",
+                        path.display(),
+                        h.winner,
+                        if h.setup.is_empty() { "the start".into() } else { h.setup.join(" ") },
+                        c.positions,
+                        c.moves_used,
+                        h.moves,
+                        c.seconds
+                    ),
+                    Err(e) => {
+                        failed += 1;
+                        println!("{}: REFUSED: {e}", path.display());
+                    }
+                }
+            }
+            if failed > 0 {
+                anyhow::bail!("{failed} of {} certificates refused", proofs.len());
             }
         }
     }

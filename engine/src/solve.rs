@@ -765,7 +765,7 @@ impl Solver {
 /// The complete turns of the player to move, grouped into classes of equivalent ones (leading to
 /// the same position up to a symmetry that leaves `game` unchanged), each with the position its
 /// first member leads to. Classes come in the order of their first member.
-fn turn_classes<G: Game>(game: &G) -> Vec<(Vec<Vec<Action>>, G)> {
+pub(crate) fn turn_classes<G: Game>(game: &G) -> Vec<(Vec<Vec<Action>>, G)> {
     let stabilizer: Vec<_> = game
         .board()
         .symmetries()

@@ -3,8 +3,10 @@
 //! the board's symmetries, its budget, and the turn analysis of an opening.
 
 use engine::board::{Board, Cell, Symmetry};
+use engine::dfpn::Dfpn;
 use engine::leblin::{Leblin, LeblinOptions};
 use engine::lifeline::{Balance, Lifeline, LifelineOptions, LifelinePosition};
+use engine::proof;
 use engine::solve::{minimax, Limits, Solver, Value};
 use engine::square::{Incursions, SquareLifeline, SquareOptions};
 use engine::vigilance::{Vigilance, VigilanceBoard, VigilanceOptions};
@@ -12,6 +14,7 @@ use engine::{Action, EndReason, Game, Outcome, Player};
 use ndarray::ArrayViewMut3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Positions minimax may visit before a position counts as too big for the reference.
@@ -679,4 +682,277 @@ fn recurring_positions_are_solved_exactly() {
     }
     assert!(repetitions > 100, "cycles were met ({repetitions})");
     assert!(draws > 50, "draws by endless play occur ({draws})");
+}
+
+// ---- Proof-number search (df-pn) and its certificates ----
+
+/// df-pn's answer for the player to move in `g`, and, where minimax says someone wins, the
+/// winner's strategy checked by the certificate checker.
+fn dfpn_checked<G: Game>(dfpn: &mut Dfpn<G>, g: &G, expected: Value) -> bool {
+    let wins = dfpn.prove(g).wins.expect("no budget: df-pn always answers");
+    if g.outcome().is_none() && expected != Value::Draw {
+        let winner = match expected {
+            Value::Win => g.to_move(),
+            _ => g.to_move().opponent(),
+        };
+        let strategy = dfpn
+            .strategy(g, winner)
+            .expect("a won position has a strategy");
+        let checked = proof::check(g, winner, &strategy.moves);
+        assert!(checked.is_ok(), "certificate refused: {checked:?}");
+    }
+    wins
+}
+
+/// Walk back from the end of random games while minimax finishes, and compare df-pn with
+/// minimax (a win for the player to move, or not) on every position, with a small table shared
+/// along the way and a fresh one.
+fn compare_dfpn_endgames<G: Game>(start: &G, games: usize, seed: u64) -> Seen {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut seen = Seen::default();
+    for _ in 0..games {
+        let line = random_line(start, &mut rng);
+        let mut dfpn = Dfpn::new(1 << 16);
+        for g in line.iter().rev() {
+            let Some(expected) = minimax(g, MINIMAX_NODES) else {
+                break;
+            };
+            let wins = dfpn_checked(&mut dfpn, g, expected);
+            let at = format!("ply {} of {g:?}", g.ply());
+            assert_eq!(wins, expected == Value::Win, "df-pn and minimax, {at}");
+            let fresh = Dfpn::new(1 << 10).prove(g).wins;
+            assert_eq!(fresh, Some(expected == Value::Win), "fresh df-pn, {at}");
+            seen.positions += 1;
+            seen.values[(expected.score() + 1) as usize] += 1;
+        }
+    }
+    seen
+}
+
+#[test]
+fn dfpn_agrees_with_minimax_on_endgames_of_every_game() {
+    let mut games: Vec<(String, Seen)> = Vec::new();
+    for (size, balance, komi) in [
+        (3, Balance::Strong, 0),
+        (3, Balance::Weak, 0),
+        (3, Balance::Komi, 2),
+        (4, Balance::Strong, 0),
+    ] {
+        let opts = LifelineOptions {
+            komi,
+            ..LifelineOptions::new(size, balance)
+        };
+        let start = Lifeline::new(opts).unwrap();
+        let seen = compare_dfpn_endgames(&start, 8, size as u64 * 10 + komi as u64);
+        games.push((format!("lifeline {size} {balance:?}"), seen));
+    }
+    for incursions in [Incursions::Allowed, Incursions::Forbidden] {
+        let opts = SquareOptions {
+            incursions,
+            ..SquareOptions::new(5)
+        };
+        let start = SquareLifeline::new(opts).unwrap();
+        games.push((
+            format!("square {incursions:?}"),
+            compare_dfpn_endgames(&start, 4, 7),
+        ));
+    }
+    let leblin = Leblin::new(LeblinOptions::new(5)).unwrap();
+    games.push(("leblin 5".into(), compare_dfpn_endgames(&leblin, 6, 8)));
+    let vigilance = Vigilance::new(VigilanceOptions::new(VigilanceBoard::Sq3Adjacent, true));
+    games.push((
+        "vigilance".into(),
+        compare_dfpn_endgames(&vigilance.unwrap(), 6, 9),
+    ));
+    for (name, seen) in &games {
+        assert!(seen.positions >= 10, "{name}: {seen:?}");
+    }
+    let wins: usize = games.iter().map(|(_, s)| s.values[2]).sum();
+    let losses: usize = games.iter().map(|(_, s)| s.values[0]).sum();
+    assert!(
+        wins > 20 && losses > 20,
+        "wins {wins} and losses {losses} both occur"
+    );
+}
+
+#[test]
+fn dfpn_on_graphs_with_cycles_answers_as_retrograde_analysis() {
+    let board = Arc::new(Board::square(6).unwrap());
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let mut certified = 0;
+    for round in 0..300 {
+        let n = rng.gen_range(4..=14);
+        let nodes = Arc::new(random_graph(n, &mut rng));
+        let truth = retrograde(&nodes);
+        let mut dfpn = Dfpn::new(if round % 2 == 0 { 96 } else { 1 << 12 }).with_limits(Limits {
+            nodes: Some(1_000_000),
+            time: None,
+        });
+        for (i, &expected) in truth.iter().enumerate() {
+            let g = GraphGame {
+                board: board.clone(),
+                nodes: nodes.clone(),
+                at: i,
+                ply: 0,
+            };
+            let wins = dfpn.prove(&g).wins;
+            assert_eq!(
+                wins,
+                Some(expected == 1),
+                "graph {round}, node {i}: {nodes:?}"
+            );
+            if expected != 0 && g.outcome().is_none() {
+                let winner = if expected == 1 {
+                    g.to_move()
+                } else {
+                    g.to_move().opponent()
+                };
+                let s = dfpn.strategy(&g, winner).unwrap_or_else(|e| {
+                    panic!("graph {round}, node {i}, winner {winner:?}: {e} {nodes:?}")
+                });
+                proof::check(&g, winner, &s.moves).expect("its certificate checks");
+                certified += 1;
+            }
+        }
+    }
+    assert!(
+        certified > 200,
+        "won and lost nodes were certified ({certified})"
+    );
+}
+
+/// A Lifeline side-3 position where the player to move wins, its winner's strategy, and a
+/// move of the loser's that the strategy answers.
+fn won_side_3_position() -> (Lifeline, Player, std::collections::HashMap<u64, Action>) {
+    let g = Lifeline::from_position(
+        LifelineOptions::new(3, Balance::Weak),
+        &lifeline3(Player::Black, &["a1", "c3"], &["e5", "b2"]),
+    )
+    .unwrap();
+    let mut dfpn = Dfpn::new(1 << 20);
+    let wins = dfpn.prove(&g).wins.unwrap();
+    let winner = if wins {
+        g.to_move()
+    } else {
+        g.to_move().opponent()
+    };
+    let s = dfpn.strategy(&g, winner).unwrap();
+    (g, winner, s.moves)
+}
+
+#[test]
+fn the_checker_refuses_a_changed_move_and_a_missing_reply() {
+    let (g, winner, moves) = won_side_3_position();
+    let checked = proof::check(&g, winner, &moves).expect("the solver's certificate checks");
+    assert!(checked.positions > 20, "a real proof ({checked:?})");
+    // Every winner's move of the strategy replaced, one at a time, by a losing one (known by
+    // the alpha-beta solver), where the position has one: refused.
+    let mut solver = Solver::new(1 << 16);
+    let mut changed = 0;
+    let mut keys: Vec<u64> = moves.keys().copied().collect();
+    keys.sort_unstable();
+    for &key in keys.iter().take(40) {
+        let Some(at) = reach(&g, winner, &moves, key) else {
+            continue;
+        };
+        let mut legal = Vec::new();
+        at.legal_actions(&mut legal);
+        let losing = legal.into_iter().find(|&a| {
+            let v = solver.solve_action(&at, a).value;
+            v.is_some_and(|v| v != Value::Win)
+        });
+        let Some(losing) = losing else { continue };
+        let mut bad = moves.clone();
+        bad.insert(key, losing);
+        assert!(
+            proof::check(&g, winner, &bad).is_err(),
+            "a losing move accepted"
+        );
+        changed += 1;
+    }
+    assert!(changed >= 3, "losing moves were tried ({changed})");
+    // One winner's move removed: the reply that leads to it is left without an answer.
+    for &key in keys.iter().take(40) {
+        let mut bad = moves.clone();
+        bad.remove(&key);
+        let refused = proof::check(&g, winner, &bad);
+        assert!(
+            matches!(refused, Err(proof::ProofError::MissingMove { .. }))
+                || !used(&g, winner, &moves, key),
+            "a missing move went unnoticed: {refused:?}"
+        );
+    }
+}
+
+/// The winner's position of hash `key` that the strategy reaches, if any.
+fn reach(g: &Lifeline, winner: Player, moves: &HashMap<u64, Action>, key: u64) -> Option<Lifeline> {
+    fn go(
+        g: &Lifeline,
+        winner: Player,
+        moves: &HashMap<u64, Action>,
+        key: u64,
+        seen: &mut std::collections::HashSet<u64>,
+    ) -> Option<Lifeline> {
+        if g.outcome().is_some() || !seen.insert(g.hash()) {
+            return None;
+        }
+        if g.hash() == key && g.to_move() == winner {
+            return Some(g.clone());
+        }
+        let mut legal = Vec::new();
+        if g.to_move() == winner {
+            legal.extend(moves.get(&g.hash()));
+        } else {
+            g.legal_actions(&mut legal);
+        }
+        legal.into_iter().find_map(|a| {
+            let mut child = g.clone();
+            child.apply(a);
+            go(&child, winner, moves, key, seen)
+        })
+    }
+    go(g, winner, moves, key, &mut Default::default())
+}
+
+fn used(g: &Lifeline, winner: Player, moves: &HashMap<u64, Action>, key: u64) -> bool {
+    reach(g, winner, moves, key).is_some()
+}
+
+#[test]
+fn a_certificate_file_round_trips_and_a_damaged_one_is_refused() {
+    let (g, winner, moves) = won_side_3_position();
+    let dir = std::env::temp_dir().join(format!("proof-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cert = proof::Certificate {
+        header: proof::Header {
+            format: proof::FORMAT.into(),
+            game: engine::GameConfig::Lifeline(LifelineOptions::new(3, Balance::Weak)),
+            setup: Vec::new(),
+            winner,
+            moves: moves.len() as u64,
+            search: Default::default(),
+        },
+        moves,
+    };
+    // The start of the game, not the position above: the header's setup names the position,
+    // so this certificate claims the start is won and must be refused (or, if it is, checked).
+    let path = dir.join("start.proof");
+    cert.write(&path, &g).unwrap();
+    let (read, _) = proof::Certificate::read(&path).unwrap();
+    assert_eq!(read.moves, cert.moves, "the moves round-trip");
+    assert!(
+        proof::check_file(&path).is_err(),
+        "a strategy for another position is refused"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+    let err = proof::check_file(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("start.proof") && err.contains("bytes follow"),
+        "{err}"
+    );
+    std::fs::write(&path, b"{\"format\":\"x\"}\n").unwrap();
+    let err = proof::check_file(&path).unwrap_err().to_string();
+    assert!(err.contains("not a certificate"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
