@@ -98,6 +98,31 @@ enum SolveCmd {
         #[arg(long)]
         no_check: bool,
     },
+    /// How the cost of a proof grows with the moves left: random games walked back from their
+    /// end, each position proved by df-pn until one takes longer than the budget; prints the
+    /// nodes and seconds by the number of stones still to place (empty cells), the figures to
+    /// extrapolate a whole board's solve from.
+    Growth {
+        /// A game config (its `game` and `[options]`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Game as JSON when no config is given.
+        #[arg(
+            long,
+            default_value = r#"{"game":"lifeline","options":{"size":4,"balance":"weak"}}"#
+        )]
+        game: String,
+        /// Random games walked back.
+        #[arg(long, default_value_t = 4)]
+        games: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Give up on a game's walk after a position takes this long.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 1024)]
+        table_mib: usize,
+    },
     /// Verify certificates without search, using only the rules.
     Check {
         #[arg(required = true)]
@@ -251,6 +276,18 @@ fn solve(cmd: SolveCmd) -> Result<()> {
             print!("{}", std::fs::read_to_string(opts.out.join("summary.md"))?);
             println!("{}", summary.verdict);
         }
+        SolveCmd::Growth {
+            config,
+            game,
+            games,
+            seed,
+            seconds,
+            table_mib,
+        } => {
+            let cfg = load_game(&config, &game)?;
+            let start = cfg.start().context("--game")?;
+            growth(&start, games, seed, seconds, table_mib << 20);
+        }
         SolveCmd::Check { proofs } => {
             let mut failed = 0;
             for path in &proofs {
@@ -277,6 +314,50 @@ fn solve(cmd: SolveCmd) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn growth(start: &AnyGame, games: usize, seed: u64, seconds: f64, table_bytes: usize) {
+    use engine::dfpn::{Dfpn, StoneOrder};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let limits = engine::solve::Limits {
+        nodes: None,
+        time: Some(std::time::Duration::from_secs_f64(seconds)),
+    };
+    println!("game\tply\tempty\twinner\tnodes\tseconds\tnodes_per_s");
+    let mut legal = Vec::new();
+    for game in 0..games {
+        let mut line = vec![start.clone()];
+        let mut g = start.clone();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut legal);
+            g.apply(legal[rng.gen_range(0..legal.len())]);
+            line.push(g.clone());
+        }
+        // A fresh table per game, so that each game's figures are its own.
+        let mut dfpn = Dfpn::new(table_bytes)
+            .with_order(StoneOrder)
+            .with_limits(limits);
+        for g in line.iter().rev().skip(1) {
+            let p = dfpn.prove(g);
+            let stones = (g.stones(Player::Black) | g.stones(Player::White)).len();
+            let empty = g.board().num_cells() - stones;
+            let winner = match p.wins {
+                Some(true) => g.to_move().to_string(),
+                Some(false) => g.to_move().opponent().to_string(),
+                None => "unknown".into(),
+            };
+            println!(
+                "{game}\t{}\t{empty}\t{winner}\t{}\t{:.2}\t{:.0}",
+                g.ply(),
+                p.nodes,
+                p.seconds,
+                p.nodes as f64 / p.seconds.max(1e-9)
+            );
+            if p.wins.is_none() {
+                break;
+            }
+        }
+    }
 }
 
 fn soak(opts: &engine::soak::SoakOptions) -> Result<()> {

@@ -9,7 +9,7 @@ use engine::solve_openings::{solve_openings, SolveOptions, Status};
 use engine::{Game, GameConfig};
 use std::path::PathBuf;
 
-fn options(out: PathBuf, only: &[&str]) -> SolveOptions {
+fn options_for(out: PathBuf, only: &[&str]) -> SolveOptions {
     SolveOptions {
         out,
         threads: 2,
@@ -28,7 +28,7 @@ fn side_3_weak_pie_is_certified_in_pieces_and_agrees_with_alpha_beta() {
     let _ = std::fs::remove_dir_all(&out);
 
     // A solve stopped after two classes, and a leftover of a write that a kill interrupted.
-    let first = solve_openings(&config, &options(out.clone(), &["b2", "c3"])).unwrap();
+    let first = solve_openings(&config, &options_for(out.clone(), &["b2", "c3"])).unwrap();
     assert_eq!(first.classes.len(), 2);
     assert!(first.classes.iter().all(|c| c.status == Status::Proved));
     let stamp = |name: &str| {
@@ -40,7 +40,7 @@ fn side_3_weak_pie_is_certified_in_pieces_and_agrees_with_alpha_beta() {
     let before = [stamp("b2.proof"), stamp("c3.proof")];
     std::fs::write(out.join("a1.proof.tmp"), b"half a certificate").unwrap();
 
-    let all = solve_openings(&config, &options(out.clone(), &[])).unwrap();
+    let all = solve_openings(&config, &options_for(out.clone(), &[])).unwrap();
     let status = |name: &str| all.classes.iter().find(|c| c.name == name).unwrap().status;
     assert_eq!(
         [status("b2"), status("c3")],
@@ -85,4 +85,35 @@ fn side_3_weak_pie_is_certified_in_pieces_and_agrees_with_alpha_beta() {
         "the solver swaps every weak opening of side 3"
     );
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Lifeline side 3 under the komi pie at the two komi around the fair one: the alpha-beta
+/// solver (eval/tests/truth.rs, docs/balance) finds that Black wins at komi 3, with c3 only,
+/// and loses at komi 4; df-pn must prove the same, with certificates that check.
+#[test]
+fn side_3_komi_pie_around_the_fair_komi_is_certified() {
+    for (komi, winning) in [(3, vec!["c3"]), (4, vec![])] {
+        let options = LifelineOptions {
+            komi,
+            ..LifelineOptions::new(3, Balance::Komi)
+        };
+        let config = GameConfig::Lifeline(options);
+        let out = std::env::temp_dir().join(format!("komi-3-{komi}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let summary = solve_openings(&config, &options_for(out.clone(), &[])).unwrap();
+        assert!(summary.classes.iter().all(|c| c.status == Status::Proved));
+        assert_eq!(summary.winning_openings, winning, "komi {komi}");
+        assert!(summary.swap.is_empty(), "no swap under the komi pie");
+        for class in &summary.classes {
+            let path = out.join(class.proof.as_ref().unwrap());
+            let (header, _) = proof::check_file(&path).unwrap();
+            let black_wins = header.winner == engine::Player::Black;
+            assert_eq!(
+                black_wins,
+                winning.contains(&class.name.as_str()),
+                "komi {komi}"
+            );
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }

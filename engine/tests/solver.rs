@@ -717,6 +717,12 @@ fn compare_dfpn_endgames<G: Game>(start: &G, games: usize, seed: u64) -> Seen {
             let Some(expected) = minimax(g, MINIMAX_NODES) else {
                 break;
             };
+            let images = g
+                .board()
+                .symmetries()
+                .iter()
+                .map(|s| g.transformed(s).hash());
+            assert_eq!(Some(g.symmetric_hash()), images.min(), "the table's key");
             let wins = dfpn_checked(&mut dfpn, g, expected);
             let at = format!("ply {} of {g:?}", g.ply());
             assert_eq!(wins, expected == Value::Win, "df-pn and minimax, {at}");
