@@ -324,15 +324,8 @@ fn growth(start: &AnyGame, games: usize, seed: u64, seconds: f64, table_bytes: u
         time: Some(std::time::Duration::from_secs_f64(seconds)),
     };
     println!("game\tply\tempty\twinner\tnodes\tseconds\tnodes_per_s");
-    let mut legal = Vec::new();
     for game in 0..games {
-        let mut line = vec![start.clone()];
-        let mut g = start.clone();
-        while g.outcome().is_none() {
-            g.legal_actions(&mut legal);
-            g.apply(legal[rng.gen_range(0..legal.len())]);
-            line.push(g.clone());
-        }
+        let line = engine::playout::random_line(start, &mut rng);
         // A fresh table per game, so that each game's figures are its own.
         let mut dfpn = Dfpn::new(table_bytes)
             .with_order(StoneOrder)

@@ -24,6 +24,20 @@ pub fn random_playout<G: Game, R: Rng>(
     actions
 }
 
+/// The positions of one uniformly random game from `start` to its end, `start` first: the
+/// positions tests and measurements walk back from the end.
+pub fn random_line<G: Game, R: Rng>(start: &G, rng: &mut R) -> Vec<G> {
+    let mut g = start.clone();
+    let mut line = vec![g.clone()];
+    let mut legal = Vec::new();
+    while g.outcome().is_none() {
+        g.legal_actions(&mut legal);
+        g.apply(legal[rng.gen_range(0..legal.len())]);
+        line.push(g.clone());
+    }
+    line
+}
+
 /// Same as [`random_playout`] without keeping the history (the benchmark's inner loop).
 pub fn random_playout_count<G: Game, R: Rng>(
     game: &mut G,

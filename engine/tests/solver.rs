@@ -6,6 +6,7 @@ use engine::board::{Board, Cell, Symmetry};
 use engine::dfpn::Dfpn;
 use engine::leblin::{Leblin, LeblinOptions};
 use engine::lifeline::{Balance, Lifeline, LifelineOptions, LifelinePosition};
+use engine::playout::random_line;
 use engine::proof;
 use engine::solve::{minimax, Limits, Solver, Value};
 use engine::square::{Incursions, SquareLifeline, SquareOptions};
@@ -28,19 +29,6 @@ struct Seen {
     values: [usize; 3],
     /// The largest minimax tree compared.
     largest_tree: usize,
-}
-
-/// The positions of one random game from `start`, the first one first.
-fn random_line<G: Game>(start: &G, rng: &mut ChaCha8Rng) -> Vec<G> {
-    let mut g = start.clone();
-    let mut line = vec![g.clone()];
-    let mut legal = Vec::new();
-    while g.outcome().is_none() {
-        g.legal_actions(&mut legal);
-        g.apply(legal[rng.gen_range(0..legal.len())]);
-        line.push(g.clone());
-    }
-    line
 }
 
 /// Number of positions minimax visits under `g` (`None` past the limit), by counting how far a
@@ -68,18 +56,30 @@ fn solved_value<G: Game>(solver: &mut Solver, g: &G) -> Value {
     v
 }
 
+/// For each of `games` random games from `start`, its positions from the end back while minimax
+/// still finishes, each with minimax's value.
+fn endgames<G: Game>(start: &G, games: usize, seed: u64) -> Vec<Vec<(G, Value)>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..games)
+        .map(|_| {
+            let line = random_line(start, &mut rng);
+            let valued = line.into_iter().rev().map(|g| {
+                let v = minimax(&g, MINIMAX_NODES);
+                v.map(|v| (g, v))
+            });
+            valued.map_while(|p| p).collect()
+        })
+        .collect()
+}
+
 /// Walk back from the end of random games while minimax still finishes, and compare the
 /// solver's value with minimax's on every position on the way, and on its symmetric images.
 fn compare_endgames<G: Game>(start: &G, games: usize, seed: u64) -> Seen {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut seen = Seen::default();
-    for _ in 0..games {
-        let line = random_line(start, &mut rng);
+    for line in endgames(start, games, seed) {
         let mut solver = Solver::new(1 << 12);
-        for g in line.iter().rev() {
-            let Some(expected) = minimax(g, MINIMAX_NODES) else {
-                break;
-            };
+        for (g, expected) in &line {
+            let (g, expected) = (g, *expected);
             let got = solved_value(&mut solver, g);
             assert_eq!(
                 got,
@@ -138,21 +138,36 @@ fn assert_covered(name: &str, seen: &Seen, min_positions: usize) {
     );
 }
 
-#[test]
-fn lifeline_endgames_agree_with_minimax() {
-    for (size, balance, komi) in [
+/// The Lifeline starts the endgame comparisons play from, with a name and a seed each.
+fn lifeline_starts() -> Vec<(String, Lifeline, u64)> {
+    let configs = [
         (3, Balance::Strong, 0),
         (3, Balance::Weak, 0),
         (3, Balance::Komi, 2),
         (4, Balance::Strong, 0),
-    ] {
-        let opts = LifelineOptions {
-            komi,
-            ..LifelineOptions::new(size, balance)
-        };
-        let start = Lifeline::new(opts).unwrap();
-        let seen = compare_endgames(&start, 10, size as u64 * 10 + komi as u64);
-        assert_covered(&format!("lifeline {size} {balance:?}"), &seen, 20);
+    ];
+    configs
+        .into_iter()
+        .map(|(size, balance, komi)| {
+            let opts = LifelineOptions {
+                komi,
+                ..LifelineOptions::new(size, balance)
+            };
+            let name = format!("lifeline {size} {balance:?}");
+            (
+                name,
+                Lifeline::new(opts).unwrap(),
+                size as u64 * 10 + komi as u64,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn lifeline_endgames_agree_with_minimax() {
+    for (name, start, seed) in lifeline_starts() {
+        let seen = compare_endgames(&start, 10, seed);
+        assert_covered(&name, &seen, 20);
     }
 }
 
@@ -708,15 +723,11 @@ fn dfpn_checked<G: Game>(dfpn: &mut Dfpn<G>, g: &G, expected: Value) -> bool {
 /// minimax (a win for the player to move, or not) on every position, with a small table shared
 /// along the way and a fresh one.
 fn compare_dfpn_endgames<G: Game>(start: &G, games: usize, seed: u64) -> Seen {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut seen = Seen::default();
-    for _ in 0..games {
-        let line = random_line(start, &mut rng);
+    for line in endgames(start, games, seed) {
         let mut dfpn = Dfpn::new(1 << 16);
-        for g in line.iter().rev() {
-            let Some(expected) = minimax(g, MINIMAX_NODES) else {
-                break;
-            };
+        for (g, expected) in &line {
+            let (g, expected) = (g, *expected);
             let images = g
                 .board()
                 .symmetries()
@@ -738,19 +749,8 @@ fn compare_dfpn_endgames<G: Game>(start: &G, games: usize, seed: u64) -> Seen {
 #[test]
 fn dfpn_agrees_with_minimax_on_endgames_of_every_game() {
     let mut games: Vec<(String, Seen)> = Vec::new();
-    for (size, balance, komi) in [
-        (3, Balance::Strong, 0),
-        (3, Balance::Weak, 0),
-        (3, Balance::Komi, 2),
-        (4, Balance::Strong, 0),
-    ] {
-        let opts = LifelineOptions {
-            komi,
-            ..LifelineOptions::new(size, balance)
-        };
-        let start = Lifeline::new(opts).unwrap();
-        let seen = compare_dfpn_endgames(&start, 8, size as u64 * 10 + komi as u64);
-        games.push((format!("lifeline {size} {balance:?}"), seen));
+    for (name, start, seed) in lifeline_starts() {
+        games.push((name, compare_dfpn_endgames(&start, 8, seed)));
     }
     for incursions in [Incursions::Allowed, Incursions::Forbidden] {
         let opts = SquareOptions {
