@@ -403,7 +403,7 @@ impl<G: Game> Dfpn<G> {
         // An immediate win first, then a move into positions the strategy already covers, then
         // one the table knows to win: each keeps the certificate smaller than the next, and a
         // dropped entry costs a search only when nothing better is known.
-        let mut order: Vec<(u8, Action)> = legal
+        let mut order: Vec<(u8, Action, G)> = legal
             .iter()
             .map(|&a| {
                 let mut child = g.clone();
@@ -414,17 +414,15 @@ impl<G: Game> Dfpn<G> {
                     _ if self.known_win(&child, out.winner) => 2,
                     _ => 3,
                 };
-                (rank, a)
+                (rank, a, child)
             })
             .collect();
-        order.sort_by_key(|&(rank, _)| rank);
+        order.sort_by_key(|&(rank, _, _)| rank);
         // A won child can still lead back onto the line: a position proved later may have used
         // this one's proof. Then the next won child is tried; what the failed try extracted is
         // kept (a position enters `done` only with its whole strategy, free of cycles).
         let mut failure = StrategyError::NoStrategy;
-        for (_, a) in order {
-            let mut child = g.clone();
-            child.apply(a);
+        for (_, a, child) in order {
             if !self.wins_for(&child, out)? {
                 continue;
             }
@@ -610,7 +608,9 @@ impl<G: Game> Dfpn<G> {
     /// Children's numbers again from the table, where a transposition may have moved them.
     fn refresh(&mut self, children: &mut [Child<G>]) {
         for c in children.iter_mut() {
-            if c.key == 0 || c.pn == 0 || c.dn == 0 || c.tainted {
+            // Settled children (endings and repetitions among them, the ones without a key)
+            // and tainted ones keep their numbers.
+            if c.pn == 0 || c.dn == 0 || c.tainted {
                 continue;
             }
             if let Some((pn, dn)) = self.table.probe(c.key) {

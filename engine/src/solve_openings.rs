@@ -30,6 +30,8 @@ pub struct OpeningClass {
     pub members: usize,
     /// The actions to the position proved: the opening, then `swap` where White may swap.
     pub setup: Vec<Action>,
+    /// `setup` in the game's notation.
+    pub setup_names: Vec<String>,
 }
 
 /// Black's first-turn classes of `game` (its start), in the order of the legal actions.
@@ -42,9 +44,12 @@ pub fn opening_classes(game: &AnyGame) -> Vec<OpeningClass> {
             if after.outcome().is_none() && after.is_legal(Action::Swap) {
                 setup.push(Action::Swap);
             }
-            let words: Vec<String> = opening.iter().map(|&a| game.action_to_string(a)).collect();
+            let names = |actions: &[Action]| -> Vec<String> {
+                actions.iter().map(|&a| game.action_to_string(a)).collect()
+            };
             OpeningClass {
-                name: words.join("+"),
+                name: names(&opening).join("+"),
+                setup_names: names(&setup),
                 opening,
                 members: members.len(),
                 setup,
@@ -191,7 +196,7 @@ fn resumed(
         });
     }
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let mut r = class_result(config, class, Status::Resumed, Some(header.winner));
+    let mut r = class_result(class, Status::Resumed, Some(header.winner));
     r.search = header.search.clone();
     r.proof = Some(file);
     r.proof_bytes = bytes;
@@ -199,18 +204,7 @@ fn resumed(
     Ok(Some(r))
 }
 
-fn class_result(
-    config: &GameConfig,
-    class: &OpeningClass,
-    status: Status,
-    winner: Option<Player>,
-) -> ClassResult {
-    let start = config.start().expect("the config started before");
-    let setup = class
-        .setup
-        .iter()
-        .map(|&a| start.action_to_string(a))
-        .collect();
+fn class_result(class: &OpeningClass, status: Status, winner: Option<Player>) -> ClassResult {
     // The opening's maker is Black; after a swap White holds its stones and wins exactly
     // where the declined opening would have won for its maker.
     let swapped = class.setup.last() == Some(&Action::Swap);
@@ -218,7 +212,7 @@ fn class_result(
     ClassResult {
         name: class.name.clone(),
         members: class.members,
-        setup,
+        setup: class.setup_names.clone(),
         status,
         winner,
         opener_wins,
@@ -317,7 +311,7 @@ fn prove_class(
         reproved: 0,
     };
     let Some(mover_wins) = proved.wins else {
-        let mut r = class_result(config, class, Status::Unknown, None);
+        let mut r = class_result(class, Status::Unknown, None);
         r.search = search;
         return Ok(r);
     };
@@ -332,7 +326,7 @@ fn prove_class(
                     Status::NoStrategy
                 }
             };
-            let mut r = class_result(config, class, status, None);
+            let mut r = class_result(class, status, None);
             r.search = search;
             return Ok(r);
         }
@@ -349,7 +343,7 @@ fn write_certificate(
     search: Search,
     opts: &SolveOptions,
 ) -> Result<ClassResult, ProofError> {
-    let mut r = class_result(config, class, Status::Proved, Some(strategy.winner));
+    let mut r = class_result(class, Status::Proved, Some(strategy.winner));
     let cert = Certificate {
         header: Header {
             format: FORMAT.into(),
