@@ -105,6 +105,14 @@ enum Command {
         /// port 0 picks a free one) instead of the protocol on stdin.
         #[arg(long)]
         http: Option<String>,
+        /// Let --http listen on an address other machines can reach. Whoever reaches it
+        /// drives the session: there is no login.
+        #[arg(long)]
+        allow_remote: bool,
+        /// The memory one search tree may take, in MB: it bounds the visits of every search
+        /// (`visits N` above it is refused).
+        #[arg(long, default_value_t = 2048)]
+        tree_memory_mb: usize,
     },
     /// SVG pictures of boards: every position of a game record (a .jsonl file of records,
     /// `--game` picks one), or one position (`{"game":…,"options":…,"position":{…}}`, the
@@ -188,8 +196,13 @@ fn refresh_ratings(run: &Path) {
 }
 
 fn main() -> Result<()> {
-    selfplay::rundir::install_stop_handler();
-    match Cli::parse().command {
+    let command = Cli::parse().command;
+    // Roles that write finish the write in progress on a first signal; the server writes
+    // nothing, so a signal ends it at once (the default action).
+    if !matches!(command, Command::Serve { .. }) {
+        selfplay::rundir::install_stop_handler();
+    }
+    match command {
         Command::Match {
             a,
             b,
@@ -335,21 +348,36 @@ fn main() -> Result<()> {
             seed,
             device,
             http,
-        } => serve(&model, config.as_deref(), seed, &device, http.as_deref())?,
+            allow_remote,
+            tree_memory_mb,
+        } => serve(
+            &model,
+            config.as_deref(),
+            seed,
+            &device,
+            http.as_deref().map(|address| (address, allow_remote)),
+            tree_memory_mb,
+        )?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
     }
     Ok(())
 }
 
-/// `eval serve`: the game comes from the config, or from the checkpoint itself.
+/// `eval serve`: the game comes from the config, or from the checkpoint itself. `http`: the
+/// page's address, and whether it may be one other machines reach.
 fn serve(
     model: &str,
     config: Option<&Path>,
     seed: u64,
     device: &str,
-    http: Option<&str>,
+    http: Option<(&str, bool)>,
+    tree_memory_mb: usize,
 ) -> Result<()> {
+    if tree_memory_mb == 0 {
+        bail!("--tree-memory-mb must be at least 1");
+    }
+    let tree_memory = tree_memory_mb.saturating_mul(1 << 20);
     let dev = selfplay::model::parse_device(device)?;
     let (game, search) = match config {
         Some(path) => {
@@ -370,19 +398,26 @@ fn serve(
     };
     let player = Contestant::load(model, &game, &search, search.visits, &dev)
         .with_context(|| format!("--model {model}"))?;
-    let mut session =
-        eval::protocol::Session::new(game, player, seed).map_err(anyhow::Error::msg)?;
-    if let Some(address) = http {
+    let mut session = eval::protocol::Session::with_tree_memory(game, player, seed, tree_memory)
+        .map_err(|why| anyhow::anyhow!("--model {model}: {why}"))?;
+    if let Some((address, allow_remote)) = http {
         let listener = std::net::TcpListener::bind(address)
             .with_context(|| format!("--http {address}: cannot listen there"))?;
+        let bound = listener.local_addr()?;
+        if !bound.ip().is_loopback() {
+            if !allow_remote {
+                bail!("--http {address} can be reached from other machines, and whoever reaches it drives the session: listen on 127.0.0.1, or add --allow-remote");
+            }
+            eprintln!("warning: serving on {bound}, reachable from other machines, without a login (--allow-remote)");
+        }
         // The address actually bound (port 0 picks one), for a browser or a test to read.
         println!("serving the page on http://{}/", listener.local_addr()?);
         std::io::Write::flush(&mut std::io::stdout())?;
         eval::http::serve_http(session, listener)?;
         return Ok(());
     }
-    let stdin = std::io::stdin();
-    eval::protocol::serve(&mut session, stdin.lock(), std::io::stdout().lock())?;
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    eval::protocol::serve(&mut session, stdin, std::io::stdout().lock())?;
     Ok(())
 }
 

@@ -24,8 +24,15 @@
 //! | `swapmap` | the swap map of the game's openings by the player's own search, as SVG ([`crate::swapmap`]) |
 //! | `result` | `black`, `white`, `draw` with the reason, or `none` |
 //! | `visits [N]` | visits (playouts for `mcts:N`) per search; without N, the current number |
-//! | `time_per_move SECONDS` | search each decision for that long instead (0: back to visits) |
+//! | `time_per_move SECONDS` | search each decision for that long instead (0: back to visits; at most 600) |
+//! | `stop` | stop the search in progress: its command answers at once with what it found so far |
 //! | `quit` | ends the session |
+//!
+//! No request can hold the server: the visits of a search are bounded by the memory its tree
+//! may take ([`Session::set_tree_memory`]; `visits N` above that bound is refused), and a
+//! search in progress stops early, answering with its best so far, when the driver raises an
+//! [`Interrupts`]: a `stop` line on stdin, or over HTTP a newer request or a client gone.
+//! A line is at most [`MAX_LINE`] bytes; a longer one is an error that echoes its start only.
 
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
@@ -35,9 +42,11 @@ use selfplay::model::NetEvaluator;
 use selfplay::search::{Search, SearchConfig};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The commands, in `list_commands` order.
-pub const COMMANDS: [&str; 21] = [
+pub const COMMANDS: [&str; 22] = [
     "name",
     "version",
     "protocol_version",
@@ -58,11 +67,49 @@ pub const COMMANDS: [&str; 21] = [
     "result",
     "visits",
     "time_per_move",
+    "stop",
     "quit",
 ];
 
 /// Longest principal variation `analyze` reports.
 const PV_LEN: usize = 10;
+
+/// Longest command line accepted (a `setposition` of the largest board takes a few KB).
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// The memory a search tree may take unless the server is told otherwise (`--tree-memory-mb`).
+pub const DEFAULT_TREE_MEMORY: usize = 2 << 30;
+
+/// Longest time per move accepted, in seconds.
+const MAX_TIME_PER_MOVE: f64 = 600.0;
+
+/// Requests to stop a search in progress, counted: a driver raises one for a `stop` line, a
+/// newer request or a client gone, and a command's search stops once the count passes the
+/// command's ticket ([`Session::set_ticket`]). A count, not a flag, so that a `stop` read
+/// before the search it targets has started is not lost, and an old one never stops a later
+/// search.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupts(Arc<AtomicU64>);
+
+impl Interrupts {
+    /// Raise one; the count after it, which is the ticket of the request that raised it.
+    pub fn raise(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// At most `max` characters of `text`, marked when cut: what an error echoes of a client's
+/// input.
+pub fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
 
 /// One client's session: the game, the positions played so far, and the player answering.
 pub struct Session {
@@ -76,6 +123,11 @@ pub struct Session {
     /// Search each decision this long instead of for `visits` visits.
     time_per_move: Option<std::time::Duration>,
     seed: u64,
+    /// The memory a search tree may take: it bounds the visits of every search.
+    tree_memory: usize,
+    interrupts: Interrupts,
+    /// The interrupts raised before the current command: more stop its search.
+    ticket: u64,
 }
 
 /// What a command line asks of the session.
@@ -88,8 +140,20 @@ pub enum Reply {
 }
 
 impl Session {
-    /// A session of `game` answered by `player` (which must be able to play it).
+    /// A session of `game` answered by `player` (which must be able to play it), its search
+    /// trees bounded by [`DEFAULT_TREE_MEMORY`].
     pub fn new(game: GameConfig, player: Contestant, seed: u64) -> Result<Session, String> {
+        Session::with_tree_memory(game, player, seed, DEFAULT_TREE_MEMORY)
+    }
+
+    /// A session whose search trees may take `tree_memory` bytes; refused when the player's
+    /// own visits need more.
+    pub fn with_tree_memory(
+        game: GameConfig,
+        player: Contestant,
+        seed: u64,
+        tree_memory: usize,
+    ) -> Result<Session, String> {
         let visits = player.search_config().map_or(1, |c| c.visits);
         let mut s = Session {
             history: Vec::new(),
@@ -99,9 +163,48 @@ impl Session {
             visits,
             time_per_move: None,
             seed,
+            tree_memory,
+            interrupts: Interrupts::default(),
+            ticket: 0,
         };
         s.set_game(game)?;
+        s.set_tree_memory(tree_memory)?;
         Ok(s)
+    }
+
+    /// Bound every search tree by `bytes`; refused when the visits already set need more.
+    pub fn set_tree_memory(&mut self, bytes: usize) -> Result<(), String> {
+        self.tree_memory = bytes;
+        let cap = self.visit_cap();
+        if self.visits > cap {
+            return Err(format!(
+                "{} searches {} visits, and a search tree of this game may hold {cap} in {} MB (--tree-memory-mb)",
+                self.player.info.name,
+                self.visits,
+                bytes >> 20
+            ));
+        }
+        Ok(())
+    }
+
+    /// The most visits a search of the current game may make within the tree memory.
+    fn visit_cap(&self) -> u32 {
+        let per_visit = Search::<AnyGame>::bytes_per_visit(self.current().policy_len());
+        (self.tree_memory / per_visit).clamp(1, u32::MAX as usize) as u32
+    }
+
+    /// The interrupts that stop this session's searches, for the driver to raise.
+    pub fn interrupts(&self) -> Interrupts {
+        self.interrupts.clone()
+    }
+
+    /// The interrupts raised before the next command: only a later one stops its search.
+    pub fn set_ticket(&mut self, ticket: u64) {
+        self.ticket = ticket;
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupts.count() > self.ticket
     }
 
     fn current(&self) -> &AnyGame {
@@ -203,32 +306,43 @@ impl Session {
             "swapmap" => self.swapmap(),
             "result" => Ok(result_text(self.current())),
             "visits" if args.is_empty() => Ok(self.visits.to_string()),
-            "visits" => match args.parse::<u32>() {
-                Ok(n) if (1..=1_000_000).contains(&n) => {
-                    self.visits = n;
-                    Ok(String::new())
-                }
-                _ => Err(format!(
-                    "visits takes a number from 1 to 1000000 (got `{args}`)"
-                )),
-            },
+            "visits" => self.set_visits(args),
             "time_per_move" => match args.parse::<f64>() {
                 Ok(0.0) => {
                     self.time_per_move = None;
                     Ok(String::new())
                 }
-                Ok(t) if t > 0.0 && t <= 3600.0 => {
+                Ok(t) if t > 0.0 && t <= MAX_TIME_PER_MOVE => {
                     self.time_per_move = Some(std::time::Duration::from_secs_f64(t));
                     Ok(String::new())
                 }
                 _ => Err(format!(
-                    "time_per_move takes seconds from 0 (off) to 3600 (got `{args}`)"
+                    "time_per_move takes seconds from 0 (off) to {MAX_TIME_PER_MOVE} (got `{}`)",
+                    excerpt(args, 40)
                 )),
             },
+            // The driver has raised the interrupt as it read the line; nothing is left to do.
+            "stop" => Ok(String::new()),
             "" => Err("empty command".into()),
             _ => Err(format!(
                 "unknown command `{}` (list_commands lists them)",
-                name.escape_debug()
+                excerpt(name, 40).escape_debug()
+            )),
+        }
+    }
+
+    /// `visits N`: from 1 to what the tree memory allows on the current game.
+    fn set_visits(&mut self, args: &str) -> Result<String, String> {
+        let cap = self.visit_cap();
+        match args.parse::<u32>() {
+            Ok(n) if (1..=cap).contains(&n) => {
+                self.visits = n;
+                Ok(String::new())
+            }
+            _ => Err(format!(
+                "visits takes a number from 1 to {cap} (the visits a search tree of this game holds in {} MB; --tree-memory-mb) (got `{}`)",
+                self.tree_memory >> 20,
+                excerpt(args, 40)
             )),
         }
     }
@@ -281,7 +395,7 @@ impl Session {
                 g.legal_actions(&mut legal);
                 legal[self.rng().gen_range(0..legal.len())]
             }
-            _ => self.search(&g)?.result().best(),
+            _ => self.search(&g)?.0.result().best(),
         };
         let mut next = g.clone();
         next.apply(action);
@@ -298,7 +412,7 @@ impl Session {
         if matches!(self.player.brain, Brain::Random) {
             return Err("the random player does not analyse: serve mcts:N or a network".into());
         }
-        let search = self.search(&g)?;
+        let (search, stopped) = self.search(&g)?;
         let result = search.result();
         let name = |a: Action| g.action_to_string(a);
         let moves: Vec<serde_json::Value> = search
@@ -319,6 +433,7 @@ impl Session {
             "to_move": g.to_move().to_string(),
             "value": result.value,
             "visits": result.root_visits,
+            "stopped": stopped,
             "moves": moves,
         });
         if let Some(ownership) = self.ownership(&g) {
@@ -401,14 +516,15 @@ impl Session {
         Ok(crate::swapmap::swap_map_svg(board, &map).replace('\n', ""))
     }
 
-    /// The player's search of `g` with the session's visits.
-    fn search(&self, g: &AnyGame) -> Result<Search<AnyGame>, String> {
+    /// The player's search of `g` with the session's visits (or time), and whether an
+    /// interrupt stopped it early.
+    fn search(&self, g: &AnyGame) -> Result<(Search<AnyGame>, bool), String> {
         let base = self
             .player
             .search_config()
             .expect("searching players have a search config");
         // PUCT even for a player trained with the Gumbel root: sequential halving needs its
-        // whole budget up front, and a time limit does not give one.
+        // whole budget up front, and neither a time limit nor an interrupt gives one.
         let cfg = SearchConfig {
             visits: self.visits,
             gumbel: false,
@@ -418,40 +534,47 @@ impl Session {
         let seed = rng.gen();
         let mut search = Search::new(cfg, g.clone());
         let named = |e: selfplay::search::SearchError| format!("{}: {e}", self.player.info.name);
-        match &self.player.brain {
+        let stopped = match &self.player.brain {
             Brain::Net { model, .. } => {
                 self.search_with(&mut search, &mut NetEvaluator::new(model), &mut rng)
             }
             _ => self.search_with(&mut search, &mut RolloutEvaluator::new(seed), &mut rng),
         }
         .map_err(named)?;
-        Ok(search)
+        Ok((search, stopped))
     }
 
-    /// Run `search` to the session's visits, or step by step until its time per move is spent.
+    /// Run `search` in steps of a few batches to the session's visits, or until its time per
+    /// move is spent, never past what the tree memory allows; `true` when an interrupt
+    /// stopped it first. The steps are what makes a search stoppable and a time limit
+    /// overrun by little; PUCT makes the same tree in steps as in one run.
     fn search_with<E: selfplay::search::Evaluator<AnyGame>>(
         &self,
         search: &mut Search<AnyGame>,
         evaluator: &mut E,
         rng: &mut ChaCha8Rng,
-    ) -> Result<(), selfplay::search::SearchError> {
-        let Some(limit) = self.time_per_move else {
-            return search.run(evaluator, false, rng).map(|_| ());
-        };
+    ) -> Result<bool, selfplay::search::SearchError> {
         let start = std::time::Instant::now();
-        // Steps of a few batches, so that the limit is overrun by little.
+        let goal = match self.time_per_move {
+            Some(_) => self.visit_cap(),
+            None => self.visits.min(self.visit_cap()),
+        };
         let step = 4 * search.config().batch.max(1) as u32;
-        let mut target = step;
+        let mut target = step.min(goal);
         // At least one step, so that a decision always has a searched root.
         loop {
             search.set_visits(target);
             search.run(evaluator, false, rng)?;
             // A root short of its target is a tree exhausted (a tiny endgame).
             let exhausted = search.root_visits() < target;
-            if exhausted || start.elapsed() >= limit || target >= 10_000_000 {
-                return Ok(());
+            let timed_out = self.time_per_move.is_some_and(|t| start.elapsed() >= t);
+            if exhausted || timed_out || target >= goal {
+                return Ok(false);
             }
-            target += step;
+            if self.interrupted() {
+                return Ok(true);
+            }
+            target = target.saturating_add(step).min(goal);
         }
     }
 
@@ -514,22 +637,96 @@ pub fn respond(session: &mut Session, line: &str) -> Option<(String, bool)> {
     Some((format!("{mark}{id}{sep}{text}\n\n"), quit))
 }
 
+/// One line of input as [`read_line`] reads it.
+enum Line {
+    Text(String),
+    /// The first [`MAX_LINE`] bytes of a longer line; the rest was read and dropped.
+    TooLong(String),
+    End,
+}
+
+/// Read one line of at most `max` bytes (newline included). A longer line is read to its end
+/// but only its start is kept, so that no line can take the server's memory.
+fn read_line(input: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+    let mut bytes = Vec::new();
+    let mut over = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            if bytes.is_empty() && !over {
+                return Ok(Line::End);
+            }
+            break;
+        }
+        let (take, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = max.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&buf[..take.min(room)]);
+        over |= take > room;
+        input.consume(take);
+        if ended {
+            break;
+        }
+    }
+    // Bytes that are not UTF-8 are garbage like any other: an error, not an end.
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok(if over {
+        Line::TooLong(text)
+    } else {
+        Line::Text(text)
+    })
+}
+
+/// Whether `line` is the `stop` command (after an optional id).
+fn is_stop(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let first = words.next();
+    let name = match first {
+        Some(id) if id.chars().all(|c| c.is_ascii_digit()) => words.next(),
+        _ => first,
+    };
+    name == Some("stop")
+}
+
 /// Serve `input` line by line until `quit` or its end, writing each response to `output` and
-/// flushing it (a client waits for it before sending the next command).
+/// flushing it (a client waits for it before sending the next command). Every command read is
+/// answered, in order, even after the input has ended (a script piped in); a `stop` line
+/// stops the search of a command before it, because a reader thread reads ahead of the
+/// commands and raises the session's interrupts as it reads one.
 pub fn serve(
     session: &mut Session,
-    mut input: impl BufRead,
+    mut input: impl BufRead + Send + 'static,
     mut output: impl Write,
 ) -> std::io::Result<()> {
-    let mut bytes = Vec::new();
-    loop {
-        bytes.clear();
-        if input.read_until(b'\n', &mut bytes)? == 0 {
-            return Ok(());
+    let interrupts = session.interrupts();
+    let (lines, incoming) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let line = read_line(&mut input, MAX_LINE);
+        let ticket = match &line {
+            Ok(Line::Text(text)) if is_stop(text) => interrupts.raise(),
+            _ => interrupts.count(),
+        };
+        let last = !matches!(line, Ok(Line::Text(_) | Line::TooLong(_)));
+        if lines.send((line, ticket)).is_err() || last {
+            return;
         }
-        // Bytes that are not UTF-8 are garbage like any other: an error, not an end.
-        let line = String::from_utf8_lossy(&bytes);
-        if let Some((text, quit)) = respond(session, &line) {
+    });
+    for (line, ticket) in incoming {
+        session.set_ticket(ticket);
+        let response = match line? {
+            Line::End => return Ok(()),
+            Line::Text(text) => respond(session, &text),
+            Line::TooLong(start) => Some((
+                format!(
+                    "? a line of over {MAX_LINE} bytes, starting `{}`\n\n",
+                    excerpt(start.trim(), 40).escape_debug()
+                ),
+                false,
+            )),
+        };
+        if let Some((text, quit)) = response {
             output.write_all(text.as_bytes())?;
             output.flush()?;
             if quit {
@@ -537,6 +734,7 @@ pub fn serve(
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -731,7 +929,7 @@ mod tests {
         assert!(respond(&mut s, "   ").is_none() && respond(&mut s, "# note").is_none());
         let input = b"name\n\n# c\nbogus\n\xff\xfe\nplay c3\nquit\nname\n".to_vec();
         let mut out = Vec::new();
-        serve(&mut s, &input[..], &mut out).unwrap();
+        serve(&mut s, std::io::Cursor::new(input), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let responses: Vec<&str> = text.split("\n\n").filter(|r| !r.is_empty()).collect();
         assert_eq!(
@@ -749,6 +947,98 @@ mod tests {
             responses[2].starts_with('?'),
             "non-UTF-8 bytes are an error: {text}"
         );
+    }
+
+    /// The responses of `serve` to `input`, without their empty lines.
+    fn served(s: &mut Session, input: Vec<u8>) -> Vec<String> {
+        let mut out = Vec::new();
+        serve(s, std::io::Cursor::new(input), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        text.split("\n\n")
+            .filter(|r| !r.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn a_stop_ends_the_search_before_it_and_never_a_later_one() {
+        let mut s = session("mcts:16");
+        // Raised before the command: its ticket counts it, so the search runs whole.
+        let interrupts = s.interrupts();
+        interrupts.raise();
+        s.set_ticket(interrupts.count());
+        let whole: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
+        assert_eq!(whole["stopped"], false, "{whole}");
+        assert!(whole["visits"].as_u64().unwrap() >= 16, "{whole}");
+        // Raised after the command's ticket: the search stops after its first step, with a
+        // searched root and an answer.
+        ok(&mut s, "visits 1000000");
+        interrupts.raise();
+        let stopped: serde_json::Value = serde_json::from_str(&ok(&mut s, "analyze")).unwrap();
+        assert_eq!(stopped["stopped"], true, "{stopped}");
+        let visits = stopped["visits"].as_u64().unwrap();
+        assert!((1..1000).contains(&visits), "{stopped}");
+        assert!(!ok(&mut s, "genmove").is_empty());
+        // Over stdin: the `stop` is read ahead of the commands and stops the search before
+        // it, wherever that search is; the command after it searches whole.
+        let mut s = session("mcts:16");
+        let responses = served(
+            &mut s,
+            b"visits 1000000\nanalyze\nstop\nvisits 16\nanalyze\n".to_vec(),
+        );
+        assert_eq!(responses.len(), 5, "{responses:?}");
+        let first: serde_json::Value = serde_json::from_str(&responses[1][2..]).unwrap();
+        assert_eq!(first["stopped"], true, "{first}");
+        assert!(first["visits"].as_u64().unwrap() < 1_000_000);
+        assert_eq!(responses[2], "=");
+        let last: serde_json::Value = serde_json::from_str(&responses[4][2..]).unwrap();
+        assert_eq!(last["stopped"], false, "{last}");
+    }
+
+    #[test]
+    fn visits_and_time_are_bounded_by_the_tree_memory() {
+        let mut s = session("mcts:16");
+        let cap = s.visit_cap();
+        let huge = err(&mut s, "visits 4294967295");
+        assert!(huge.contains(&format!("1 to {cap}")), "{huge}");
+        ok(&mut s, &format!("visits {cap}"));
+        assert!(err(&mut s, &format!("visits {}", cap + 1)).contains("--tree-memory-mb"));
+        // A smaller budget lowers the bound, and refuses visits already set above it.
+        ok(&mut s, "visits 16");
+        let per_visit = Search::<AnyGame>::bytes_per_visit(s.current().policy_len());
+        s.set_tree_memory(100 * per_visit).unwrap();
+        assert_eq!(s.visit_cap(), 100);
+        assert!(s
+            .set_tree_memory(10 * per_visit)
+            .unwrap_err()
+            .contains("16 visits"));
+        assert!(err(&mut s, "time_per_move 3600").contains("600"));
+        // A player whose own visits no tree can hold is refused at the start.
+        let game = s.game.clone();
+        let base = SearchConfig::default();
+        let device = selfplay::model::parse_device("cpu").unwrap();
+        let p = Contestant::load("mcts:4294967295", &game, &base, 16, &device).unwrap();
+        let refused = Session::new(game, p, 7).err().expect("refused");
+        assert!(refused.contains("4294967295 visits"), "{refused}");
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_refused_by_its_start_and_the_session_goes_on() {
+        let mut s = session("random");
+        let mut input = vec![b'x'; 3 * MAX_LINE];
+        input.extend_from_slice(b"\nname\nplay c3\n");
+        let responses = served(&mut s, input);
+        assert_eq!(responses.len(), 3, "{responses:?}");
+        assert!(
+            responses[0].starts_with(&format!("? a line of over {MAX_LINE} bytes"))
+                && responses[0].len() < 200,
+            "{}",
+            excerpt(&responses[0], 300)
+        );
+        assert_eq!(responses[1], "= lifeline-zero");
+        assert_eq!(responses[2], "=");
+        let unknown = err(&mut s, &"y".repeat(5000));
+        assert!(unknown.len() < 200, "{unknown}");
     }
 
     #[test]

@@ -31,14 +31,90 @@ fn request(address: &str, raw: &str) -> (String, String) {
     )
 }
 
-fn command(address: &str, line: &str) -> serde_json::Value {
-    let raw = format!(
-        "POST /command HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{line}",
+/// A protocol line as a POST, with `headers` (each ending in CRLF).
+fn post(line: &str, headers: &str) -> String {
+    format!(
+        "POST /command HTTP/1.1\r\n{headers}Content-Length: {}\r\n\r\n{line}",
         line.len()
-    );
+    )
+}
+
+fn command(address: &str, line: &str) -> serde_json::Value {
+    let raw = post(line, &format!("Host: {address}\r\n"));
     let (status, body) = request(address, &raw);
     assert!(status.contains("200"), "{line}: {status}");
     serde_json::from_str(&body).unwrap()
+}
+
+/// Web pages of other sites, DNS rebinding, chunked or endless requests and idle connections
+/// get refusals, and the server still answers after them.
+fn refuses_other_sites_and_hostile_requests(address: &str) {
+    let host = format!("Host: {address}\r\n");
+    // A page of another site posting text/plain (no preflight), and a rebinding domain.
+    let (status, body) = request(
+        address,
+        &post("play a1", &format!("{host}Origin: http://evil.example\r\n")),
+    );
+    assert!(
+        status.contains("403") && body.contains("Origin"),
+        "{status} {body}"
+    );
+    let (status, body) = request(address, &post("play a1", "Host: evil.example:80\r\n"));
+    assert!(
+        status.contains("403") && body.contains("Host"),
+        "{status} {body}"
+    );
+    let (status, _) = request(address, &post("name", ""));
+    assert!(status.contains("400"), "no Host: {status}");
+    // The page's own origin is obeyed.
+    let own = request(
+        address,
+        &post("name", &format!("{host}Origin: http://{address}\r\n")),
+    );
+    assert!(
+        own.0.contains("200") && own.1.contains("lifeline-zero"),
+        "{own:?}"
+    );
+    let chunked = format!(
+        "POST /command HTTP/1.1\r\n{host}Transfer-Encoding: chunked\r\n\r\n4\r\nname\r\n0\r\n\r\n"
+    );
+    assert!(request(address, &chunked).0.contains("411"));
+    assert!(
+        request(address, &format!("POST /command HTTP/1.1\r\n{host}\r\n"))
+            .0
+            .contains("411")
+    );
+    // A request that never ends is cut at the server's request time (1 s here).
+    let (status, _) = request(address, "POST /command HTTP/1.1\r\n");
+    assert!(status.contains("408"), "{status}");
+    // Idle connections take at most the connection cap, and only for the request time.
+    let idle: Vec<TcpStream> = (0..32)
+        .map(|_| TcpStream::connect(address).unwrap())
+        .collect();
+    let (status, _) = request(address, &format!("GET / HTTP/1.1\r\n{host}\r\n"));
+    assert!(status.contains("503"), "{status}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(command(address, "name")["text"], "lifeline-zero");
+    drop(idle);
+}
+
+/// A long search is stopped by the next command, and answers with what it found.
+fn a_new_command_stops_the_search_in_progress(address: &str) {
+    assert_eq!(command(address, "visits 1000000")["ok"], true);
+    let searching = {
+        let address = address.to_string();
+        std::thread::spawn(move || command(&address, "analyze"))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(command(address, "visits 8")["ok"], true);
+    let analysis = searching.join().unwrap();
+    let analysis: serde_json::Value =
+        serde_json::from_str(analysis["text"].as_str().unwrap()).unwrap();
+    assert_eq!(analysis["stopped"], true, "{analysis}");
+    assert!(
+        analysis["visits"].as_u64().unwrap() < 1_000_000,
+        "{analysis}"
+    );
 }
 
 #[test]
@@ -59,6 +135,7 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_eval"))
         .args(["serve", "--http", "127.0.0.1:0", "--model"])
         .arg(format!("{}@8", model.display()))
+        .env("LIFELINE_HTTP_REQUEST_SECONDS", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -78,7 +155,10 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
         .trim_end_matches('/')
         .to_string();
 
-    let (status, page) = request(&address, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (status, page) = request(
+        &address,
+        &format!("GET / HTTP/1.1\r\nHost: {address}\r\n\r\n"),
+    );
     assert!(status.contains("200") && page.contains("<title>Lifeline Zero</title>"));
     assert_eq!(command(&address, "name")["text"], "lifeline-zero");
     assert_eq!(command(&address, "play c3")["ok"], true);
@@ -96,17 +176,20 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
     // The page cannot end the server, nor send two commands at once.
     assert_eq!(command(&address, "quit")["ok"], false);
     assert_eq!(command(&address, "undo\nundo")["ok"], false);
-    let (status, _) = request(&address, "GET /nowhere HTTP/1.1\r\n\r\n");
+    let host = format!("Host: {address}\r\n");
+    let (status, _) = request(&address, &format!("GET /nowhere HTTP/1.1\r\n{host}\r\n"));
     assert!(status.contains("404"), "{status}");
-    let (status, _) = request(&address, "DELETE / HTTP/1.1\r\n\r\n");
+    let (status, _) = request(&address, &format!("DELETE / HTTP/1.1\r\n{host}\r\n"));
     assert!(status.contains("405"), "{status}");
     let (status, _) = request(&address, "garbage\r\n\r\n");
     assert!(status.contains("400"), "{status}");
     let (status, _) = request(
         &address,
-        "POST /command HTTP/1.1\r\nContent-Length: 9999999\r\n\r\n",
+        &format!("POST /command HTTP/1.1\r\n{host}Content-Length: 9999999\r\n\r\n"),
     );
     assert!(status.contains("400"), "{status}");
+    refuses_other_sites_and_hostile_requests(&address);
+    a_new_command_stops_the_search_in_progress(&address);
     // Still serving, and the position is the one left by the commands above.
     assert_eq!(command(&address, "undo")["ok"], true);
     assert!(command(&address, "showboard")["text"]

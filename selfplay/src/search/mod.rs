@@ -338,6 +338,14 @@ impl<G: Game> Search<G> {
         &self.config
     }
 
+    /// The most memory one visit can add to the tree of a game with `actions` actions (its
+    /// policy length): the expanded leaf's children and its cached priors. A server bounds
+    /// the visits it accepts by this, so that no request can take the machine's memory.
+    pub fn bytes_per_visit(actions: usize) -> usize {
+        const PER_EVALUATION: usize = std::mem::size_of::<(u64, Evaluation)>() + 16;
+        actions * (std::mem::size_of::<Node>() + std::mem::size_of::<f32>()) + PER_EVALUATION
+    }
+
     /// Change the visit target of the next [`Search::run`], keeping the tree: a search
     /// extended step by step until a time limit.
     pub fn set_visits(&mut self, visits: u32) {
