@@ -437,6 +437,19 @@ impl Solver {
                         nodes: limits.nodes.map(|n| n.saturating_sub(nodes)),
                         time: limits.time.map(|t| t.saturating_sub(start.elapsed())),
                     };
+                    // A spent budget is not asked again: a search runs thousands of nodes
+                    // before it first looks at the clock, and a side-9 strong pie has
+                    // thousands of openings (its decisions ran two minutes on a 1 ms budget).
+                    if self.limits.nodes == Some(0) || self.limits.time.is_some_and(|t| t.is_zero())
+                    {
+                        return Solved {
+                            value: None,
+                            best_actions: Vec::new(),
+                            nodes: 0,
+                            seconds: 0.0,
+                            repetitions: 0,
+                        };
+                    }
                     let decision = self.solve_action(&after, Action::Swap);
                     nodes += decision.nodes;
                     decision

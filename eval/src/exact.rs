@@ -31,6 +31,10 @@ pub struct ExactRow {
     /// Under a pie rule: the openings (one per class) White should swap, because they would
     /// win for Black without the swap. Empty without a pie decision after the first turn.
     pub swap: Vec<String>,
+    /// Whether every first-turn class and every swap decision after one was solved: only
+    /// then is a class missing from `winning_first_turns` and `swap` known to lose.
+    #[serde(default)]
+    pub complete: bool,
     pub nodes: u64,
     pub seconds: f64,
 }
@@ -60,7 +64,10 @@ pub fn solve_lifeline(
     let game = Lifeline::new(opts).map_err(|e| e.to_string())?;
     let limits = Limits {
         nodes: None,
-        time: Some(Duration::from_secs_f64(seconds)),
+        time: Some(
+            Duration::try_from_secs_f64(seconds)
+                .map_err(|_| format!("{seconds} is not a budget in seconds"))?,
+        ),
     };
     let mut solver = Solver::new(TABLE).with_limits(limits);
     let analysis = solver.analyse(&game);
@@ -89,6 +96,8 @@ pub fn solve_lifeline(
             .filter(|(_, d)| d.as_ref().and_then(|d| d.value) == Some(Value::Win))
             .map(|(t, _)| text(&t.actions))
             .collect(),
+        complete: analysis.turns.iter().all(|t| t.value.is_some())
+            && swaps.iter().flatten().all(|d| d.value.is_some()),
         nodes: s.nodes + swaps.iter().flatten().map(|d| d.nodes).sum::<u64>(),
         seconds: s.seconds + swaps.iter().flatten().map(|d| d.seconds).sum::<f64>(),
     })

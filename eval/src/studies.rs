@@ -105,25 +105,110 @@ pub enum Study {
     },
 }
 
-/// Parse `0..=6`, `0..7` or `0,2,4`.
+/// Most komi values a study takes (each is a curve point of games).
+const MAX_KOMIS: usize = 64;
+
+/// Longest solver budget accepted, in seconds (a week).
+const MAX_EXACT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Parse `0..=6`, `0..7` or `0,2,4`: at most [`MAX_KOMIS`] values, counted before any list
+/// is built.
 pub fn parse_komis(text: &str) -> Result<Vec<u32>, EvalError> {
-    let bad = || {
-        EvalError::Config(format!(
-            "--komi `{text}`: expected a range such as 0..=6 or a list such as 0,2,4"
-        ))
+    let bad = |why: &str| EvalError::Config(format!("--komi `{text}`: {why}"));
+    let expected = "expected a range such as 0..=6 or a list such as 0,2,4";
+    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(expected));
+    let range = |a: u32, end: u64| {
+        if end.saturating_sub(a as u64) > MAX_KOMIS as u64 {
+            return Err(bad(&format!("at most {MAX_KOMIS} komi values")));
+        }
+        Ok((a as u64..end).map(|k| k as u32).collect::<Vec<u32>>())
     };
-    let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
     let values: Vec<u32> = if let Some((a, b)) = text.split_once("..=") {
-        (num(a)?..=num(b)?).collect()
+        range(num(a)?, num(b)? as u64 + 1)?
     } else if let Some((a, b)) = text.split_once("..") {
-        (num(a)?..num(b)?).collect()
+        range(num(a)?, num(b)? as u64)?
     } else {
         text.split(',').map(num).collect::<Result<_, _>>()?
     };
     if values.is_empty() {
-        return Err(bad());
+        return Err(bad(expected));
+    }
+    if values.len() > MAX_KOMIS {
+        return Err(bad(&format!("at most {MAX_KOMIS} komi values")));
     }
     Ok(values)
+}
+
+/// Every komi of `komis` checked on `game` before the first game is played: a study takes
+/// hours, and a komi the game cannot take must not end it after them.
+fn check_komis(game: &GameConfig, komis: &[u32]) -> Result<(), EvalError> {
+    for &k in komis {
+        game.with_komi(k)
+            .map_err(|why| EvalError::Config(format!("--komi: {why}")))?;
+    }
+    Ok(())
+}
+
+/// The pie table's games, every side under every method and komi, checked before it plays.
+fn check_pie_table(
+    base: &engine::lifeline::LifelineOptions,
+    sides: &[usize],
+    komis: &[u32],
+) -> Result<(), EvalError> {
+    use engine::lifeline::{Balance, Lifeline, LifelineOptions};
+    if sides.is_empty() {
+        return Err(EvalError::Config("--sides: at least one side".into()));
+    }
+    for &size in sides {
+        let methods = [(Balance::Strong, 0), (Balance::Weak, 0)]
+            .into_iter()
+            .chain(komis.iter().map(|&k| (Balance::Komi, k)));
+        for (balance, komi) in methods {
+            let opts = LifelineOptions {
+                size,
+                balance,
+                komi: u8::try_from(komi).unwrap_or(u8::MAX),
+                ..base.clone()
+            };
+            Lifeline::new(opts).map_err(|e| {
+                let option = if balance == Balance::Komi {
+                    "--komi"
+                } else {
+                    "--sides"
+                };
+                EvalError::Config(format!("{option}: side {size}, komi {komi}: {e}"))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// `--exact-sides` and `--exact-seconds` checked against the study's game.
+fn check_exact(args: &StudyArgs, game: &GameConfig) -> Result<(), EvalError> {
+    let field_error = |name: &str, why: String| Err(EvalError::Config(format!("--{name}: {why}")));
+    if !(args.exact_seconds > 0.0 && args.exact_seconds <= MAX_EXACT_SECONDS) {
+        return field_error(
+            "exact-seconds",
+            format!("must be a number of seconds above 0 and at most {MAX_EXACT_SECONDS} (a week)"),
+        );
+    }
+    if args.exact_sides.is_empty() {
+        return Ok(());
+    }
+    if !matches!(game, GameConfig::Lifeline(_)) {
+        return field_error(
+            "exact-sides",
+            format!(
+                "the exact solver is Lifeline's, and the config's game is {}",
+                game.label()
+            ),
+        );
+    }
+    for &side in &args.exact_sides {
+        game.with_size(side)
+            .map_err(|why| EvalError::Config(format!("--exact-sides {side}: {why}")))?;
+    }
+    Ok(())
 }
 
 /// The command line as a reader can paste it back into a shell.
@@ -179,9 +264,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
     if args.max_classes == 0 {
         return field_error("max-classes", "at least one class must be played out");
     }
-    if !(args.exact_seconds > 0.0 && args.exact_seconds.is_finite()) {
-        return field_error("exact-seconds", "must be a positive number of seconds");
-    }
+    check_exact(args, &run.game)?;
     let opts = StudyOptions {
         games: args.games,
         sample_plies: args.sample_plies,
@@ -231,6 +314,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
         Study::Komi { args, komi } => {
             let komis = parse_komis(komi)?;
             let l = load(args)?;
+            check_komis(&l.run.game, &komis)?;
             let curves = l
                 .players
                 .iter()
@@ -312,6 +396,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                     l.run.game.label()
                 )));
             };
+            check_pie_table(base, sides, &komis)?;
             let mut tables = Vec::new();
             for rung in pie_rungs(&l.players) {
                 let name = rung
@@ -683,7 +768,8 @@ fn board_of(game: &GameConfig) -> Result<Board, EvalError> {
 }
 
 /// A flag for a chosen class that its maker won by play although the solver says it loses
-/// (the win came from the other side's mistakes), or lost although it wins.
+/// (the win came from the other side's mistakes), or lost although it wins. A class the
+/// solver did not reach in its budget gets no flag.
 fn class_flag(board: &Board, class: &str, opener: &Score, row: &ExactRow) -> String {
     let chosen = class_of(board, class.split('+'));
     let wins = chosen.is_some()
@@ -693,7 +779,7 @@ fn class_flag(board: &Board, class: &str, opener: &Score, row: &ExactRow) -> Str
             .chain(&row.swap)
             .any(|t| class_of(board, t.split('+')) == chosen);
     match (wins, opener.estimate > 0.5) {
-        (false, true) => {
+        (false, true) if row.complete => {
             ", **a losing class by the solver: won by the other side's mistakes**".into()
         }
         (true, false) => ", **a winning class by the solver: lost by its maker's mistakes**".into(),
@@ -860,6 +946,7 @@ mod tests {
             first_turn_classes: 4,
             first_turns_solved: 4,
             swap: swap.iter().map(|s| s.to_string()).collect(),
+            complete: true,
             nodes: 0,
             seconds: 0.0,
         }
@@ -883,5 +970,12 @@ mod tests {
         let corners = row(&[], &["a1"]);
         assert_eq!(class_flag(&board, "a1", &won, &corners), "");
         assert_eq!(class_flag(&board, "e5", &won, &corners), "");
+        // A solver out of budget before it reached a class says nothing of it.
+        let unfinished = ExactRow {
+            complete: false,
+            ..row(&["c3"], &[])
+        };
+        assert_eq!(class_flag(&board, "b1", &won, &unfinished), "");
+        assert!(class_flag(&board, "c3", &lost, &unfinished).contains("maker's mistakes"));
     }
 }

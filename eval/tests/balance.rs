@@ -320,6 +320,53 @@ fn a_komi_study_of_a_game_without_komi_is_refused() {
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
 
+/// Options a study cannot honour are refused before its first game, each naming its option,
+/// and nothing is written: a study takes hours, and must not fail after them.
+#[test]
+fn options_a_study_cannot_honour_are_refused_before_it_plays() {
+    let (out, cfg) = setup("early", &CONFIG.replace("\"weak\"", "\"komi\""));
+    let refused = |study: &str, extra: &[&str], names: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(["balance", study, "--config", s(&cfg), "--player", "mcts:4"])
+            .args(["--games", "2", "--out", s(&out)])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success(),
+            "{study} {extra:?} was accepted: {text}"
+        );
+        for name in names {
+            assert!(text.contains(name), "{study} {extra:?}: {text}");
+        }
+        assert!(!text.contains("panicked"), "{text}");
+        let written = std::fs::read_dir(&out).map_or(0, |d| d.count());
+        assert_eq!(written, 0, "{study} {extra:?} wrote into {}", out.display());
+    };
+    refused("komi", &["--komi", "0..=13"], &["--komi", "komi 13"]);
+    refused(
+        "komi",
+        &["--komi", "0..=4000000000"],
+        &["--komi", "at most 64"],
+    );
+    refused("komi", &["--exact-sides", "99"], &["--exact-sides 99"]);
+    refused("komi", &["--exact-seconds", "1e300"], &["--exact-seconds"]);
+    refused("komi", &["--exact-seconds", "NaN"], &["--exact-seconds"]);
+    refused(
+        "first-player",
+        &["--exact-sides", "3,99"],
+        &["--exact-sides 99"],
+    );
+    refused("pie-table", &["--sides", "3,99"], &["--sides", "side 99"]);
+    refused(
+        "pie-table",
+        &["--sides", "3", "--komi", "0..=13"],
+        &["--komi", "komi 13"],
+    );
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
 #[test]
 fn swap_map_study() {
     let (out, cfg) = setup("swap", CONFIG);
