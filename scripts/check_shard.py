@@ -5,6 +5,12 @@ Usage: check_shard.py SHARD.npz [INPUTS.npy]   (prints a summary; exits non-zero
 
 With INPUTS.npy, the unpacked input planes must equal it exactly (the Rust test writes the
 inputs it put into the shard there).
+
+The rule of a sample is the trainer's (`selfplay::shard::check_sample`): finite inputs; a value
+target that is a win/draw/loss distribution; at least one legal action and a mask of 0 and 1; a
+policy of non-negative weights on legal actions only, summing to 1 where the policy weight is
+positive and empty where it is 0; ownership in [-1, 1]; a komi of at most 1000 either way.
+Samples that break it are listed by index (the trainer skips them) and the exit status is 1.
 """
 import json
 import sys
@@ -27,6 +33,39 @@ def inputs(z, n, c, h, w):
     return out
 
 
+SUM_TOLERANCE = 1e-3
+MAX_SAMPLE_KOMI = 1000.0
+
+
+def broken_samples(z, x):
+    """(index, reason) of every sample that breaks the rule, the first reason of each, in the
+    order the trainer checks them."""
+    n = x.shape[0]
+    value, legal, policy = z["value"], z["legal"], z["policy"]
+    weight, ownership, komi = z["policy_weight"], z["ownership"], z["komi"]
+    full = weight > 0
+    psum = policy.sum(axis=1, dtype=np.float32)
+    rules = [
+        (~np.isfinite(x.reshape(n, -1)).all(axis=1), "inputs are not finite"),
+        (((value < 0) | (value > 1)).any(axis=1) | ~(np.abs(value.sum(axis=1) - 1) <= SUM_TOLERANCE)
+         | ~np.isfinite(value).all(axis=1), "value is not a win/draw/loss distribution"),
+        ((legal > 1).any(axis=1), "the legal mask holds values other than 0 and 1"),
+        ((legal == 0).all(axis=1), "no legal action"),
+        (~(np.isfinite(weight) & (weight >= 0)), "policy weight"),
+        (~(np.isfinite(policy) & (policy >= 0)).all(axis=1), "the policy holds a negative or non-finite weight"),
+        (((policy > 0) & (legal == 0)).any(axis=1), "policy mass on an illegal action"),
+        (full & ~(np.abs(psum - 1) <= SUM_TOLERANCE), "the policy does not sum to 1"),
+        ((weight == 0) & (psum != 0), "a policy without weight must be empty"),
+        (~((ownership >= -1) & (ownership <= 1)).reshape(n, -1).all(axis=1), "ownership outside [-1, 1]"),
+        (~(np.abs(komi) <= MAX_SAMPLE_KOMI), "komi"),
+    ]
+    bad = {}
+    for broken, why in rules:
+        for i in np.flatnonzero(broken):
+            bad.setdefault(int(i), why)
+    return sorted(bad.items())
+
+
 def main(path, expected=None):
     z = np.load(path)
     meta = json.loads(bytes(z["meta"]).decode("utf-8"))
@@ -47,13 +86,13 @@ def main(path, expected=None):
         a = z[name]
         assert a.shape == shape, f"{name}: shape {a.shape}, expected {shape}"
         assert a.dtype == dtype, f"{name}: dtype {a.dtype}, expected {dtype}"
-    assert np.allclose(z["value"].sum(axis=1), 1.0), "value targets are win/draw/loss one-hot"
-    full = z["policy_weight"] > 0
-    assert np.allclose(z["policy"][full].sum(axis=1), 1.0), "full-search policies sum to 1"
-    assert np.all(z["policy"][~full] == 0), "fast searches carry no policy target"
-    assert np.all((z["policy"] > 0) <= (z["legal"] > 0)), "policy mass only on legal actions"
-    assert np.all(np.abs(z["ownership"]) <= 1)
-    print(f"{path}: {n} samples of {meta['game']} {meta['options']}, {int(full.sum())} policy targets")
+    bad = broken_samples(z, x)
+    for i, why in bad[:20]:
+        print(f"{path}: sample {i}: {why}", file=sys.stderr)
+    if bad:
+        sys.exit(f"{path}: {len(bad)} samples break the rule of a sample")
+    full = int((z["policy_weight"] > 0).sum())
+    print(f"{path}: {n} samples of {meta['game']} {meta['options']}, {full} policy targets")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ pub mod lease;
 pub mod logging;
 pub mod model;
 pub mod net;
+mod npz_headers;
 pub mod roles;
 pub mod rundir;
 pub mod search;

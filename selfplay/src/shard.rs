@@ -279,6 +279,8 @@ fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
         path: path.display().to_string(),
         source,
     })?;
+    // The headers first: no array is read before its declared size is known to fit.
+    let shapes = crate::npz_headers::declared_shapes(path).map_err(invalid)?;
     let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
     let meta_bytes: Array1<u8> = npz
         .by_name("meta")
@@ -286,7 +288,118 @@ fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
     let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
         .map_err(|e| invalid(format!("meta: {e}")))?;
     check_format(path, meta.format)?;
+    check_declared(&shapes, &meta).map_err(invalid)?;
     Ok((npz, meta))
+}
+
+/// The shapes the arrays declare against the ones the metadata implies, so that a count in
+/// the metadata (which `train status` and the trainer's pacing add up) is the arrays' own.
+fn check_declared(
+    shapes: &std::collections::HashMap<String, Vec<usize>>,
+    m: &ShardMeta,
+) -> Result<(), String> {
+    let n = m.samples;
+    let shape = |name: &str| {
+        shapes
+            .get(name)
+            .map(Vec::as_slice)
+            .ok_or_else(|| format!("no array {name}"))
+    };
+    let expect = |name: &str, want: &[usize]| -> Result<(), String> {
+        let got = shape(name)?;
+        if got != want {
+            return Err(format!(
+                "array {name} has shape {got:?}, and the metadata ({n} samples) says {want:?}"
+            ));
+        }
+        Ok(())
+    };
+    expect("legal", &[n, m.policy_len])?;
+    expect("policy", &[n, m.policy_len])?;
+    expect("policy_weight", &[n])?;
+    expect("value", &[n, 3])?;
+    expect("ownership", &[n, m.height, m.width])?;
+    expect("komi", &[n])?;
+    if shapes.contains_key("inputs") {
+        return expect("inputs", &[n, m.planes, m.height, m.width]);
+    }
+    expect("input_binary", &[m.planes])?;
+    let binary = shape("inputs_bits")?.get(1).copied().unwrap_or(0);
+    let area = m.height * m.width;
+    expect("inputs_bits", &[n, binary, area.div_ceil(8)])?;
+    expect(
+        "inputs_dense",
+        &[n, m.planes.saturating_sub(binary), m.height, m.width],
+    )
+}
+
+/// Largest komi a sample may carry (the rules' largest is 12; Square Lifeline's is open).
+pub const MAX_SAMPLE_KOMI: f32 = 1000.0;
+
+/// How far a distribution's sum may be from 1.
+const SUM_TOLERANCE: f32 = 1e-3;
+
+/// The rule every sample must meet to be trained on, the one `scripts/check_shard.py` checks
+/// too: finite inputs; a value target that is a win/draw/loss distribution; at least one
+/// legal action and a mask of 0 and 1; a policy of non-negative weights on legal actions only,
+/// summing to 1 where the policy weight is positive and empty where it is 0; ownership in
+/// [-1, 1]; a komi of at most [`MAX_SAMPLE_KOMI`] either way. A shard's arrays are read whole
+/// and its samples checked one by one, so that one broken sample costs only itself.
+pub fn check_sample(s: &Shard, i: usize) -> Result<(), String> {
+    if let Some(x) = s
+        .inputs
+        .index_axis(ndarray::Axis(0), i)
+        .iter()
+        .find(|x| !x.is_finite())
+    {
+        return Err(format!("inputs hold {x}"));
+    }
+    check_targets(s, i)
+}
+
+fn check_targets(s: &Shard, i: usize) -> Result<(), String> {
+    let value = s.value.row(i);
+    if value.iter().any(|v| !(0.0..=1.0).contains(v)) || (value.sum() - 1.0).abs() > SUM_TOLERANCE {
+        return Err(format!("value {value} is not a win/draw/loss distribution"));
+    }
+    let legal = s.legal.row(i);
+    if let Some(l) = legal.iter().find(|&&l| l > 1) {
+        return Err(format!("the legal mask holds {l}, not 0 or 1"));
+    }
+    if legal.iter().all(|&l| l == 0) {
+        return Err("no legal action".into());
+    }
+    let weight = s.policy_weight[i];
+    if !(weight.is_finite() && weight >= 0.0) {
+        return Err(format!("policy weight {weight}"));
+    }
+    let policy = s.policy.row(i);
+    if let Some(p) = policy.iter().find(|p| !(p.is_finite() && **p >= 0.0)) {
+        return Err(format!("the policy holds {p}"));
+    }
+    if policy.iter().zip(legal).any(|(&p, &l)| p > 0.0 && l == 0) {
+        return Err("policy mass on an illegal action".into());
+    }
+    let sum = policy.sum();
+    if weight > 0.0 && (sum - 1.0).abs() > SUM_TOLERANCE {
+        return Err(format!("the policy sums to {sum}, not 1"));
+    }
+    if weight == 0.0 && sum != 0.0 {
+        return Err("a policy without weight must be empty".into());
+    }
+    if let Some(o) = s
+        .ownership
+        .index_axis(ndarray::Axis(0), i)
+        .iter()
+        .find(|o| !(-1.0..=1.0).contains(*o))
+    {
+        return Err(format!("ownership {o} is outside [-1, 1]"));
+    }
+    let komi = s.komi[i];
+    if !(komi.abs() <= MAX_SAMPLE_KOMI) {
+        return Err(format!("komi {komi}"));
+    }
+    Ok(())
 }
 
 /// Read only a shard's metadata (cheap: one small member of the archive).
@@ -436,8 +549,8 @@ mod tests {
             .unwrap();
         npz.add_array("policy_weight", &Array1::<f32>::zeros(n))
             .unwrap();
-        npz.add_array("value", &Array2::<f32>::zeros((n, 3)))
-            .unwrap();
+        let wins = Array2::from_shape_fn((n, 3), |(_, k)| f32::from(k == 0));
+        npz.add_array("value", &wins).unwrap();
         npz.add_array("ownership", &Array3::<f32>::zeros((n, h, w)))
             .unwrap();
         npz.add_array("komi", &Array1::<f32>::zeros(n)).unwrap();
@@ -447,6 +560,74 @@ mod tests {
         let shard = read_shard(&path).unwrap();
         assert_eq!(shard.meta.format, 1);
         assert_eq!(shard.inputs.as_slice().unwrap(), &flat[..]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `path` with the first occurrence of `from` replaced by `to` (of the same length).
+    fn patch(path: &Path, from: &str, to: &str) {
+        assert_eq!(from.len(), to.len());
+        let mut bytes = std::fs::read(path).unwrap();
+        let at = bytes
+            .windows(from.len())
+            .position(|w| w == from.as_bytes())
+            .unwrap_or_else(|| panic!("{from} not in the shard"));
+        bytes[at..at + to.len()].copy_from_slice(to.as_bytes());
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn a_header_declaring_more_than_the_file_holds_is_refused_before_reading() {
+        let m = meta(2);
+        let dir = scratch("huge");
+        let path = dir.join("s.npz");
+        write_shard(&path, &m, &samples(&m, 2)).unwrap();
+        // The value array's header says 10^11 rows (numpy pads headers with spaces).
+        patch(
+            &path,
+            &format!("'shape': (2, 3)}}{}", " ".repeat(11)),
+            "'shape': (100000000000, 3)}",
+        );
+        for e in [read_shard(&path).err(), read_shard_meta(&path).err()] {
+            let e = e.expect("refused").to_string();
+            assert!(
+                e.contains("s.npz") && e.contains("array value") && e.contains("100000000000"),
+                "{e}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_count_in_the_metadata_that_the_arrays_do_not_hold_is_refused() {
+        let m = meta(2);
+        let dir = scratch("count");
+        let good = dir.join("good.npz");
+        write_shard(&good, &m, &samples(&m, 2)).unwrap();
+        let shard = read_shard(&good).unwrap();
+        // The same arrays (as format 1 writes them) under a metadata claiming 10^12 samples.
+        let path = dir.join("s.npz");
+        let mut npz = NpzWriter::new(File::create(&path).unwrap());
+        npz.add_array("inputs", &shard.inputs).unwrap();
+        npz.add_array("legal", &shard.legal).unwrap();
+        npz.add_array("policy", &shard.policy).unwrap();
+        npz.add_array("policy_weight", &shard.policy_weight)
+            .unwrap();
+        npz.add_array("value", &shard.value).unwrap();
+        npz.add_array("ownership", &shard.ownership).unwrap();
+        npz.add_array("komi", &shard.komi).unwrap();
+        let claimed = ShardMeta {
+            samples: 1_000_000_000_000,
+            format: 1,
+            ..m
+        };
+        let json: Array1<u8> = serde_json::to_vec(&claimed).unwrap().into_iter().collect();
+        npz.add_array("meta", &json).unwrap();
+        npz.finish().unwrap();
+        let e = read_shard_meta(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("s.npz") && e.contains("1000000000000 samples"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

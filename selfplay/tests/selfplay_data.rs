@@ -445,3 +445,67 @@ fn a_game_that_declines_the_swap_never_swaps_and_skips_that_sample() {
         .unwrap_err()
         .contains("selfplay.decline_swap_share"));
 }
+
+/// The trainer's rule of a sample and `scripts/check_shard.py`'s are one rule: on a shard
+/// with samples broken in each way, both name the same samples.
+#[test]
+fn the_trainer_and_numpy_refuse_the_same_samples() {
+    let game = lifeline(3);
+    let sp = SelfPlayConfig {
+        games_in_flight: 4,
+        ..SelfPlayConfig::default()
+    };
+    let mut samples: Vec<_> = play(&game, 4, sp)
+        .into_iter()
+        .flat_map(|g| g.samples)
+        .collect();
+    assert!(samples.len() >= 12, "{} samples", samples.len());
+    samples[1].value = [5.0, 0.0, 0.0];
+    let legal = samples[3].legal.iter().position(|&l| l == 1).unwrap();
+    samples[3].policy[legal] = -1.0;
+    samples[5].legal.iter_mut().for_each(|l| *l = 0);
+    samples[7].komi = 1e30;
+    samples[9].inputs[0] = f32::NAN;
+    samples[11].ownership[0] = 2.0;
+    let start = game.start().unwrap();
+    let meta = ShardMeta {
+        samples: samples.len(),
+        games: 4,
+        ..ShardMeta::new(&game, "random", 7).unwrap()
+    };
+    assert_eq!(meta.policy_len, start.policy_len());
+    let dir = temp_dir("broken-samples");
+    let path = dir.join("shard.npz");
+    write_shard(&path, &meta, &samples).unwrap();
+    let shard = read_shard(&path).unwrap();
+    let refused: Vec<usize> = (0..shard.meta.samples)
+        .filter(|&i| selfplay::shard::check_sample(&shard, i).is_err())
+        .collect();
+    assert_eq!(refused, [1, 3, 5, 7, 9, 11]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_shard.py");
+    let has_numpy = std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_numpy {
+        assert!(
+            std::env::var("LIFELINE_REQUIRE_NUMPY").is_err(),
+            "numpy is required but python3 cannot import it"
+        );
+        eprintln!("numpy not available: skipped the numpy half of this test");
+        return;
+    }
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "numpy accepted broken samples");
+    let named: Vec<usize> = stderr
+        .lines()
+        .filter_map(|l| l.split("sample ").nth(1)?.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(named, refused, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -72,8 +72,9 @@ impl Window {
     /// Load the newest shards of `run` until the window is full. `games` are the game at each
     /// board size being trained (one entry without `selfplay.sizes`); only shards of one of
     /// them with its tensor shapes are used; shards of another game or shape, corrupt or
-    /// truncated shards, and samples holding NaN or infinite numbers are skipped with a warning
-    /// naming them (on stderr, and in `skipped`).
+    /// truncated shards, and samples that break [`selfplay::shard::check_sample`] (NaN, a value
+    /// of 5, a policy off the legal actions…) are skipped with a warning naming them (on
+    /// stderr, and in `skipped`).
     pub fn load(
         run: &RunDir,
         games: &[GameConfig],
@@ -118,22 +119,25 @@ impl Window {
                 }
             };
             used.push(path.clone());
-            let mut broken = 0;
+            let (mut broken, mut first) = (0, None);
             for i in 0..shard.meta.samples {
                 if held >= want {
                     break;
                 }
-                let s = sample_of(&shard, i);
-                if s.is_finite() {
-                    boards[*k].samples.push(s);
-                    held += 1;
-                } else {
-                    broken += 1;
+                match selfplay::shard::check_sample(&shard, i) {
+                    Ok(()) => {
+                        boards[*k].samples.push(sample_of(&shard, i));
+                        held += 1;
+                    }
+                    Err(why) => {
+                        broken += 1;
+                        first.get_or_insert(format!("sample {i}: {why}"));
+                    }
                 }
             }
-            if broken > 0 {
+            if let Some(first) = first {
                 skip(format!(
-                    "{}: {broken} samples with NaN or infinite numbers skipped",
+                    "{}: {broken} samples skipped, breaking the rule of a sample (the first, {first})",
                     path.display()
                 ));
             }
@@ -297,19 +301,6 @@ fn sample_of(shard: &Shard, i: usize) -> SampleView {
             .iter()
             .copied()
             .collect(),
-    }
-}
-
-impl SampleView {
-    /// Whether every number of the sample is finite (a NaN target would make every loss NaN).
-    pub fn is_finite(&self) -> bool {
-        let all = |v: &[f32]| v.iter().all(|x| x.is_finite());
-        all(&self.inputs)
-            && all(&self.legal)
-            && all(&self.policy)
-            && all(&self.value)
-            && all(&self.ownership)
-            && self.policy_weight.is_finite()
     }
 }
 

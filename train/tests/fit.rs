@@ -403,6 +403,33 @@ fn samples_with_nan_are_skipped_with_the_shard_named() {
 }
 
 #[test]
+fn finite_samples_that_break_the_rule_of_a_sample_are_skipped_too() {
+    let cfg = lifeline3();
+    let run = temp_run("invalid-samples");
+    let mut s = samples(&cfg, 10, 6);
+    s[2].value = [5.0, 0.0, 0.0];
+    s[4].policy.iter_mut().for_each(|p| *p = -0.1);
+    s[6].legal.iter_mut().for_each(|l| *l = 0);
+    s[8].komi = 1e30;
+    write_samples(&run, &cfg, "shard-1-1.npz", &s);
+    let w = Window::load(
+        &RunDir::new(&run),
+        std::slice::from_ref(&cfg),
+        &TrainConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(w.len(), 6, "the four broken samples are left out");
+    assert!(
+        w.skipped.iter().any(|m| m.contains("shard-1-1.npz")
+            && m.contains("4 samples")
+            && m.contains("sample 2: value [5, 0, 0]")),
+        "{:?}",
+        w.skipped
+    );
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
 fn a_diverging_fit_stops_with_an_error_and_writes_no_checkpoint() {
     let cfg = lifeline3();
     let run = temp_run("diverge");
