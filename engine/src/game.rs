@@ -75,6 +75,29 @@ pub enum EndReason {
     Resignation,
 }
 
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EndReason::NoLegalAction => "no legal action",
+            EndReason::Repetition => "repetition",
+            EndReason::Annihilation => "annihilation",
+            EndReason::BlockedSpace => "blocked space",
+            EndReason::TurnCap => "turn cap",
+            EndReason::Resignation => "resignation",
+        })
+    }
+}
+
+/// `black wins (no legal action)`, `draw (turn cap)`.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.winner {
+            Some(w) => write!(f, "{w} wins ({})", self.reason),
+            None => write!(f, "draw ({})", self.reason),
+        }
+    }
+}
+
 /// The result of a finished game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Outcome {
@@ -256,5 +279,24 @@ pub fn transform_action(sym: &Symmetry, action: Action) -> Action {
     match action {
         Action::Cell(c) => Action::Cell(sym.apply(c)),
         g => g,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_read_as_words() {
+        let won = Outcome {
+            winner: Some(Player::White),
+            reason: EndReason::NoLegalAction,
+        };
+        assert_eq!(won.to_string(), "white wins (no legal action)");
+        let drawn = Outcome {
+            winner: None,
+            reason: EndReason::TurnCap,
+        };
+        assert_eq!(drawn.to_string(), "draw (turn cap)");
     }
 }

@@ -231,12 +231,8 @@ fn main() -> Result<()> {
                 let g = r
                     .replay()
                     .with_context(|| format!("{}: record {}", file.display(), i + 1))?;
-                println!(
-                    "record {}: {} actions, {:?}",
-                    i + 1,
-                    r.actions.len(),
-                    g.outcome()
-                );
+                let result = g.outcome().map_or("unfinished".into(), |o| o.to_string());
+                println!("record {}: {} actions, {result}", i + 1, r.actions.len());
             }
         }
     }

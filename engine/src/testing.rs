@@ -6,6 +6,15 @@ use crate::game::{transform_action, Action, Game};
 use ndarray::Array3;
 use rand::Rng;
 
+/// Say, where `cargo test` shows it, that part of a test did not run because something
+/// outside the project is missing (a browser, numpy, Slurm): one `SKIPPED` line on stderr,
+/// written past the harness's capture, which holds back `eprintln!` of a passing test, so that
+/// a new user sees what did not run.
+pub fn report_skip(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {what}");
+}
+
 /// Encode a position into a fresh array.
 pub fn encode_owned<G: Game>(g: &G) -> Array3<f32> {
     let b = g.board();

@@ -24,6 +24,9 @@ use crate::sprt::Sprt;
 use selfplay::config::{check_float, FloatRange};
 use serde::{Deserialize, Serialize};
 
+/// Most random plies before a pair of games: more would play the game, not open it.
+pub const MAX_OPENING_PLIES: u32 = 64;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalConfig {
@@ -137,8 +140,10 @@ impl EvalConfig {
                 self.elo1, self.elo0
             ));
         }
-        if self.opening_plies > 64 {
-            return Err("eval.opening_plies must be at most 64".into());
+        if self.opening_plies > MAX_OPENING_PLIES {
+            return Err(format!(
+                "eval.opening_plies must be at most {MAX_OPENING_PLIES}"
+            ));
         }
         if self.games_in_flight == 0 {
             return Err("eval.games_in_flight must be at least 1".into());

@@ -227,6 +227,12 @@ fn main() -> Result<()> {
             if games == 0 {
                 bail!("--games must be at least 1");
             }
+            if opening_plies.is_some_and(|n| n > eval::config::MAX_OPENING_PLIES) {
+                bail!(
+                    "--opening-plies must be at most {} (as eval.opening_plies)",
+                    eval::config::MAX_OPENING_PLIES
+                );
+            }
             let opts = MatchOptions {
                 games,
                 opening_plies: opening_plies.unwrap_or(ec.opening_plies),

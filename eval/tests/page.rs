@@ -230,7 +230,7 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
             std::env::var("LIFELINE_REQUIRE_BROWSER").is_err(),
             "a browser test is required but chromium, chromedriver or selenium is missing"
         );
-        eprintln!("chromium/chromedriver/selenium not available: skipped the browser half");
+        engine::testing::report_skip("eval/tests/page.rs, the page in a browser (chromium, chromedriver or selenium missing)");
     }
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

@@ -127,6 +127,8 @@ fn main() -> Result<()> {
             device,
         } => {
             let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
+            // Checked before any work, even where the random player needs no device.
+            parse_device(&device).with_context(|| format!("--device {device}"))?;
             let run = RunDir::new(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));

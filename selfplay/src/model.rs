@@ -72,11 +72,13 @@ impl ModelMeta {
     /// need one network at many komi). Anything else (another game, balancing method, board
     /// set or capture rule, board size or komi) is refused with the reason.
     pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
-        if rules_of(&self.game) != rules_of(game) {
+        let (trained, asked) = (rules_of(&self.game), rules_of(game));
+        if trained != asked {
             return Err(format!(
-                "it was trained for {} and the config asks for {}",
+                "it was trained for {} and the config asks for {} ({})",
                 self.game.label(),
-                game.label()
+                game.label(),
+                rule_differences(&trained, &asked).join(", ")
             ));
         }
         let planes = game.start().map_err(|e| e.to_string())?.num_planes();
@@ -114,6 +116,37 @@ fn rules_of(game: &GameConfig) -> serde_json::Value {
         options.remove("komi");
     }
     v
+}
+
+/// What differs between two games' rules (as [`rules_of`] gives them), option by option:
+/// two games may share a label (`lifeline-5-strong`) and differ in a turn cap.
+fn rule_differences(trained: &serde_json::Value, asked: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if trained["game"] != asked["game"] {
+        out.push(format!(
+            "game: {} trained, {} asked",
+            trained["game"], asked["game"]
+        ));
+    }
+    let none = serde_json::Map::new();
+    let options = |v: &serde_json::Value| {
+        v["options"]
+            .as_object()
+            .cloned()
+            .unwrap_or_else(|| none.clone())
+    };
+    let (a, b) = (options(trained), options(asked));
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for k in keys {
+        let (x, y) = (
+            a.get(k).unwrap_or(&serde_json::Value::Null),
+            b.get(k).unwrap_or(&serde_json::Value::Null),
+        );
+        if x != y {
+            out.push(format!("{k}: {x} trained, {y} asked"));
+        }
+    }
+    out
 }
 
 /// FNV-1a over a file, 64 bits, as `fnv1a64:HEX`: enough to catch damaged or swapped weights

@@ -372,6 +372,12 @@ fn a_network_plays_its_own_game_inside_its_training_ranges_only() {
             r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#
         ))
         .is_err());
+    // Two configs under one label: the option that differs is named.
+    let capped =
+        parse(r#"{"game":"lifeline","options":{"size":5,"balance":"strong","max_turns":50}}"#);
+    assert_eq!(capped.label(), lifeline.label());
+    let e = strong.meta.plays(&capped).unwrap_err();
+    assert!(e.contains("max_turns: null trained, 50 asked"), "{e}");
 }
 
 #[test]

@@ -233,7 +233,9 @@ fn shards_round_trip_and_numpy_reads_them() {
             std::env::var("LIFELINE_REQUIRE_NUMPY").is_err(),
             "numpy is required but python3 cannot import it"
         );
-        eprintln!("numpy not available: skipped the numpy half of this test");
+        engine::testing::report_skip(
+            "selfplay/tests/selfplay_data.rs, the numpy half of a shard test (numpy missing)",
+        );
     }
 }
 
@@ -492,7 +494,9 @@ fn the_trainer_and_numpy_refuse_the_same_samples() {
             std::env::var("LIFELINE_REQUIRE_NUMPY").is_err(),
             "numpy is required but python3 cannot import it"
         );
-        eprintln!("numpy not available: skipped the numpy half of this test");
+        engine::testing::report_skip(
+            "selfplay/tests/selfplay_data.rs, the numpy half of a shard test (numpy missing)",
+        );
         return;
     }
     let out = std::process::Command::new("python3")

@@ -111,6 +111,9 @@ impl TrainConfig {
         if self.batch_size == 0 {
             return Err("train.batch_size must be at least 1".into());
         }
+        if self.steps == 0 {
+            return Err("train.steps must be at least 1 (a fit or a round of the loop that trains nothing would still write a checkpoint)".into());
+        }
         self.validate_floats()?;
         if self.schedule == Schedule::Cosine && self.schedule_steps == 0 {
             return Err("train.schedule_steps must be at least 1 with the cosine schedule".into());

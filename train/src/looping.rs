@@ -581,6 +581,9 @@ impl Looper {
             cfg.looping.iterations = n;
         }
         if let Some(m) = overrides.minutes {
+            if !(m >= 0.0 && m.is_finite()) {
+                anyhow::bail!("--minutes must be a number of minutes, 0 or more (got {m})");
+            }
             cfg.looping.minutes = m;
         }
         let run = RunDir::new(run);

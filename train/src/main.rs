@@ -140,6 +140,9 @@ fn main() -> Result<()> {
             device,
         } => fit(&config, &run, steps, until, &device),
         Cmd::Status { run, minutes } => {
+            if !(minutes > 0.0 && minutes.is_finite()) {
+                anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
+            }
             let run = run.open(Pulls::Everything)?;
             print!("{}", status(&RunDir::new(run.path()), minutes)?);
             Ok(run.finish()?)

@@ -48,7 +48,7 @@ fn moto(bucket: &str) -> Option<Moto> {
             std::env::var("LIFELINE_REQUIRE_MOTO").as_deref() != Ok("1"),
             "LIFELINE_REQUIRE_MOTO=1 but {python} cannot import moto (pip install 'moto[server]')"
         );
-        eprintln!("skipped: {python} cannot import moto (pip install 'moto[server]')");
+        engine::testing::report_skip(&format!("train/tests/bucket.rs, the run on S3 ({python} cannot import moto: pip install 'moto[server]')"));
         return None;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -31,7 +31,9 @@ fn kubernetes_manifests_validate_against_the_api_schemas() {
             std::env::var("LIFELINE_REQUIRE_K8S").is_err(),
             "the kubernetes Python client is required but python3 cannot import it"
         );
-        eprintln!("kubernetes/pyyaml not available: skipped");
+        engine::testing::report_skip(
+            "train/tests/deploy.rs, the Kubernetes manifests (kubernetes or pyyaml missing)",
+        );
         return;
     }
     // The run on a shared volume (deploy/k8s) and on S3 (deploy/k8s-s3).
@@ -131,7 +133,7 @@ fn the_slurm_scripts_run_two_workers_a_trainer_a_rater_and_a_gatekeeper_on_one_r
     // this package's.
     let bin = Path::new(env!("CARGO_BIN_EXE_train")).parent().unwrap();
     if !["selfplay", "eval"].iter().all(|b| bin.join(b).is_file()) {
-        eprintln!("selfplay or eval not built in {bin:?} (run cargo test --workspace): skipped");
+        engine::testing::report_skip(&format!("train/tests/deploy.rs, the roles (selfplay or eval not built in {bin:?}: run cargo test --workspace)"));
         return;
     }
     let dir = temp("slurm");
@@ -372,7 +374,7 @@ fn the_slurm_scripts_run_on_a_one_node_slurm_cluster() {
             "a Slurm cluster is required: slurmctld found {has_slurm}, root {}",
             is_root()
         );
-        eprintln!("no slurmctld, not root, or binaries not built: skipped");
+        engine::testing::report_skip("train/tests/deploy.rs, the Slurm cluster (no slurmctld, not root, or binaries not built)");
         return;
     }
     let dir = temp("slurm-real");

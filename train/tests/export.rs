@@ -166,7 +166,9 @@ fn python_has(modules: &str, required_by: &str) -> bool {
             std::env::var(required_by).is_err(),
             "{required_by} is set but python3 cannot import {modules}"
         );
-        eprintln!("{modules} not available: skipped the Python half of this test");
+        engine::testing::report_skip(&format!(
+            "train/tests/export.rs, the Python half of an export test ({modules} missing)"
+        ));
     }
     ok
 }

@@ -153,7 +153,7 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
         .unwrap()
         .join("eval");
     if !bin.is_file() {
-        eprintln!("eval not built beside train (run cargo test --workspace): skipped");
+        engine::testing::report_skip("train/tests/roles.rs, a role test (eval not built beside train: run cargo test --workspace)");
         return;
     }
     let dir = temp("gatekeeper");
