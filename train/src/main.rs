@@ -251,6 +251,14 @@ enum ExportFormat {
 }
 
 fn export(model: &Path, out: &Path, format: Option<ExportFormat>) -> Result<()> {
+    // The file is written beside and renamed over `out`: a device or a directory there would
+    // be replaced, not written to.
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        anyhow::bail!(
+            "--out {}: not a regular file (the export writes a file; give a path)",
+            out.display()
+        );
+    }
     let format = match format {
         Some(f) => f,
         None => match out.extension().and_then(|e| e.to_str()) {
@@ -283,27 +291,44 @@ fn export(model: &Path, out: &Path, format: Option<ExportFormat>) -> Result<()> 
 
 /// The ONNX graph is built in Python (burn writes no ONNX): the weights go through a
 /// temporary .npz, which `scripts/export_onnx.py` turns into `out` and checks against burn's
-/// outputs on the file's example.
+/// outputs on the file's example. The scripts are part of the binary and written to a
+/// temporary folder beside `out`, so that an installed binary exports without the source tree.
 fn export_onnx(m: &Model, out: &Path) -> Result<usize, String> {
-    let npz = out.with_extension(format!("tmp-{}.npz", std::process::id()));
-    let n = train::export::export(m, &npz)?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/export_onnx.py");
-    let run = std::process::Command::new("python3")
-        .arg(&script)
-        .arg(&npz)
-        .arg(out)
-        .output();
-    let _ = std::fs::remove_file(&npz);
-    let o = run.map_err(|e| format!("cannot run python3 {}: {e}", script.display()))?;
-    if !o.status.success() {
-        return Err(format!(
-            "{} failed (it needs python3 with numpy, onnx and onnxruntime):\n{}{}",
-            script.display(),
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
-    Ok(n)
+    const SCRIPTS: [(&str, &str); 2] = [
+        (
+            "export_onnx.py",
+            include_str!("../../scripts/export_onnx.py"),
+        ),
+        (
+            "lifeline_net.py",
+            include_str!("../../scripts/lifeline_net.py"),
+        ),
+    ];
+    let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+    let result = (|| {
+        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        for (name, text) in SCRIPTS {
+            std::fs::write(tmp.join(name), text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        }
+        let npz = tmp.join("weights.npz");
+        let n = train::export::export(m, &npz)?;
+        let o = std::process::Command::new("python3")
+            .arg(tmp.join("export_onnx.py"))
+            .arg(&npz)
+            .arg(out)
+            .output()
+            .map_err(|e| format!("cannot run python3 (scripts/export_onnx.py): {e}"))?;
+        if !o.status.success() {
+            return Err(format!(
+                "scripts/export_onnx.py failed (it needs python3 with numpy, onnx and onnxruntime):\n{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        Ok(n)
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {

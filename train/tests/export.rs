@@ -190,3 +190,47 @@ fn run_script(name: &str, args: &[&std::path::Path]) {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `train export` as a user runs it: ONNX through the scripts the binary carries (run from a
+/// folder without them), and a path that is not a regular file refused before anything is
+/// written there.
+#[test]
+fn the_binary_exports_onnx_and_refuses_a_path_that_is_not_a_file() {
+    let (_, model) = small_model(4);
+    let dir = std::env::temp_dir().join(format!("lifeline-zero-export-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let checkpoint = dir.join("checkpoint");
+    model.save(&checkpoint).unwrap();
+    let export = |out: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_train"))
+            .current_dir(&dir)
+            .args(["export", "--model"])
+            .arg(&checkpoint)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let folder = dir.join("a-folder.onnx");
+    std::fs::create_dir_all(&folder).unwrap();
+    let o = export(&folder);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("not a regular file"),
+        "{stderr}"
+    );
+    assert!(folder.is_dir(), "the folder is left as it was");
+    if python_has("numpy, onnx, onnxruntime", "LIFELINE_REQUIRE_ONNX") {
+        let onnx = dir.join("model.onnx");
+        let o = export(&onnx);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::metadata(&onnx).unwrap().len() > 1000);
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("tmp"))
+            .collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
