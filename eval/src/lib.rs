@@ -26,6 +26,7 @@ pub mod protocol;
 pub mod ratings;
 pub mod render;
 pub mod results;
+pub mod resume;
 pub mod score;
 pub mod sprt;
 pub mod studies;

@@ -159,6 +159,9 @@ pub struct StudyOptions {
     pub games_in_flight: usize,
     pub seed: u64,
     pub progress: bool,
+    /// Where finished pieces are kept for a study run again after a stop
+    /// ([`crate::resume`]); none: nothing kept.
+    pub resume: Option<std::path::PathBuf>,
 }
 
 impl Default for StudyOptions {
@@ -172,6 +175,7 @@ impl Default for StudyOptions {
             games_in_flight: 16,
             seed: 1,
             progress: false,
+            resume: None,
         }
     }
 }
@@ -329,9 +333,54 @@ fn reply_bounds(pie: bool, (lo, hi): (f64, f64)) -> (f64, f64) {
     (after_reply(true, lo).min(after_reply(true, hi)), top)
 }
 
+/// Everything that decides a best opening: a study run again finds it kept under this key
+/// ([`crate::resume`]).
+#[derive(Serialize)]
+struct OpeningKey<'a> {
+    game: &'a GameConfig,
+    player: &'a crate::results::PlayerInfo,
+    weights: Option<&'a str>,
+    search: Option<&'a selfplay::search::SearchConfig>,
+    games: usize,
+    sample_plies: u32,
+    sample_margin: f32,
+    margin: f64,
+    max_classes: usize,
+    games_in_flight: usize,
+    seed: u64,
+}
+
 /// The first player's best opening in `game` by `player`, and the distinct games of the class
-/// chosen (Black's score in each: the komi study fits its curve to them).
+/// chosen (Black's score in each: the komi study fits its curve to them). Kept in
+/// `opts.resume` when it is done, and read back from there by a study run again.
 pub fn best_opening(
+    game: &GameConfig,
+    player: &Contestant,
+    opts: &StudyOptions,
+) -> Result<(BestOpening, Vec<f64>), EvalError> {
+    let weights = match &player.brain {
+        crate::players::Brain::Net { model, .. } => model.meta.weights_checksum.as_deref(),
+        _ => None,
+    };
+    let key = OpeningKey {
+        game,
+        player: &player.info,
+        weights,
+        search: player.search_config(),
+        games: opts.games,
+        sample_plies: opts.sample_plies,
+        sample_margin: opts.sample_margin,
+        margin: opts.margin,
+        max_classes: opts.max_classes,
+        games_in_flight: opts.games_in_flight,
+        seed: opts.seed,
+    };
+    crate::resume::remembered(opts.resume.as_deref(), &key, || {
+        play_best_opening(game, player, opts)
+    })
+}
+
+fn play_best_opening(
     game: &GameConfig,
     player: &Contestant,
     opts: &StudyOptions,

@@ -274,6 +274,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
         games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
         seed: args.seed,
         progress: true,
+        resume: Some(crate::resume::pieces_dir(&args.out)),
     };
     selfplay::generate::check_writable(&args.out)?;
     Ok(Loaded { run, players, opts })
@@ -680,6 +681,8 @@ fn write(
     selfplay::rundir::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
     selfplay::rundir::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
     selfplay::rundir::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
+    // Every figure is in the files now: the pieces kept for a resume are not needed.
+    crate::resume::forget(out);
     Ok(md)
 }
 

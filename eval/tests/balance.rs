@@ -320,6 +320,47 @@ fn a_komi_study_of_a_game_without_komi_is_refused() {
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
 
+/// A study killed part-way keeps the pieces it finished, and run again into the same folder
+/// ends with the figures of a study that was never stopped.
+#[test]
+fn a_killed_study_resumes_from_its_finished_pieces() {
+    let (out, cfg) = setup(
+        "resume",
+        &CONFIG.replace("balance = \"weak\"", "balance = \"komi\""),
+    );
+    let fresh = out.with_file_name("fresh");
+    let study = |out: &Path, kill_at: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_eval"));
+        c.args(["balance", "komi", "--config", s(&cfg), "--player", "mcts:8"])
+            .args(["--games", "4", "--komi", "0..=3", "--out", s(out)]);
+        if let Some(n) = kill_at {
+            c.env("LIFELINE_KILL_AT_RENAME", n);
+        }
+        c.output().unwrap()
+    };
+    // One rename per komi point finished (each kept atomically): killed at the fourth, before
+    // the study's own files.
+    let killed = study(&out, Some("4"));
+    assert!(!killed.status.success(), "the study was killed");
+    assert!(!out.join("komi.json").exists());
+    let kept = std::fs::read_dir(out.join(".resume")).unwrap().count();
+    assert!((1..4).contains(&kept), "{kept} of the 4 komi points kept");
+    let resumed = study(&out, None);
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(
+        !out.join(".resume").exists(),
+        "the pieces are removed once the study is written"
+    );
+    assert!(study(&fresh, None).status.success());
+    let curves = |dir: &Path| check_outputs(dir, "komi")["curves"].clone();
+    assert_eq!(curves(&out), curves(&fresh));
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
 /// Options a study cannot honour are refused before its first game, each naming its option,
 /// and nothing is written: a study takes hours, and must not fail after them.
 #[test]
