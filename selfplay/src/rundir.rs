@@ -97,11 +97,12 @@ pub fn temporary_name(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
-/// The pid of a temporary name, if `name` is one.
+/// The pid of a temporary name, if `name` is one (`.NAME.tmp-PID`, or `.NAME.tmp-PID-N` for
+/// the lease's temporaries, several of one process).
 fn temporary_owner(name: &str) -> Option<u32> {
-    let (head, pid) = name.rsplit_once(".tmp-")?;
+    let (head, owner) = name.rsplit_once(".tmp-")?;
     (head.starts_with('.')).then_some(())?;
-    pid.parse().ok()
+    owner.split('-').next()?.parse().ok()
 }
 
 /// fsync a directory, so that a rename inside it survives a power cut.
@@ -618,6 +619,7 @@ impl RunDir {
             self.models(),
             self.selfplay(),
             self.eval(),
+            self.root.join("locks"),
         ] {
             for p in list(&dir) {
                 let name = p
@@ -1034,15 +1036,21 @@ mod tests {
         std::fs::create_dir_all(run.models()).unwrap();
         let dead = run.selfplay().join(".shard-1-2.npz.tmp-4000000");
         let dead_dir = run.models().join(".000100.tmp-4000001");
+        // A lease's temporary, left by a taker killed before its link.
+        std::fs::create_dir_all(run.root().join("locks")).unwrap();
+        let dead_lease = run.root().join("locks/.train.lease.3.tmp-4000002-0");
         let mine = temporary_name(&run.loop_state());
         let data = run.selfplay().join("shard-1-2.npz");
         std::fs::write(&dead, b"x").unwrap();
         std::fs::create_dir_all(&dead_dir).unwrap();
+        std::fs::write(&dead_lease, b"x").unwrap();
         std::fs::write(&mine, b"x").unwrap();
         std::fs::write(&data, b"x").unwrap();
         let mut removed = run.clean_stale_temporaries();
         removed.sort();
-        assert_eq!(removed, vec![dead_dir, dead]);
+        let mut expected = vec![dead_dir, dead, dead_lease];
+        expected.sort();
+        assert_eq!(removed, expected);
         assert!(mine.exists() && data.exists());
     }
 

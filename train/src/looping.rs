@@ -216,8 +216,21 @@ impl LoopState {
         let path = run.loop_state();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
+            // No state, but finished iterations: a loop.json lost (deleted, or a run copied
+            // without it) resumes after the last one instead of starting the run over.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(LoopState::start_of(0))
+                return Ok(match read_iterations(run)?.last() {
+                    None => LoopState::start_of(0),
+                    Some(last) => {
+                        eprintln!(
+                            "note: {} is missing; resuming after iteration {} of {}",
+                            path.display(),
+                            last.iteration,
+                            run.iterations().display()
+                        );
+                        LoopState::start_of(last.iteration + 1)
+                    }
+                })
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
@@ -267,6 +280,20 @@ pub fn read_iterations(run: &RunDir) -> Result<Vec<IterationRecord>> {
         by_iteration.insert(r.iteration, r);
     }
     Ok(by_iteration.into_values().collect())
+}
+
+/// Append `record` to `iterations.jsonl` unless its iteration is there already (an iteration
+/// replayed after a kill between its record and `loop.json`); whether it was appended.
+pub fn record_iteration(run: &RunDir, record: &IterationRecord) -> Result<bool> {
+    if read_iterations(run)?
+        .iter()
+        .any(|r| r.iteration == record.iteration)
+    {
+        return Ok(false);
+    }
+    let line = serde_json::to_string(record)?;
+    eval::results::append_line(&run.iterations(), &line)?;
+    Ok(true)
 }
 
 /// What one iteration did, for its summary line.
@@ -402,14 +429,19 @@ impl Looper {
     /// Append a finished iteration (or training round) to `iterations.jsonl`, at `loop_seconds`
     /// of loop time.
     fn record(&self, finished: &IterationSummary, loop_seconds: f64) -> Result<()> {
+        // An iteration resumed after its fit knows no step of its own: the newest checkpoint's
+        // is the step it ended at.
+        let step = match finished.step {
+            0 => self.run.checkpoints().last().map_or(0, |c| c.0),
+            step => step,
+        };
         let record = IterationRecord {
             iteration: finished.iteration,
             loop_seconds,
             best: finished.best.clone(),
-            step: finished.step,
+            step,
         };
-        let line = serde_json::to_string(&record)?;
-        eval::results::append_line(&self.run.iterations(), &line)?;
+        record_iteration(&self.run, &record)?;
         Ok(())
     }
 
@@ -981,6 +1013,30 @@ mod tests {
             ..Default::default()
         };
         assert!(fresh.line().contains("8 games 90 samples"));
+    }
+
+    #[test]
+    fn an_iteration_is_recorded_once_and_a_lost_loop_state_resumes_after_it() {
+        let dir = std::env::temp_dir().join(format!("loop-record-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = RunDir::new(&dir);
+        assert_eq!(LoopState::load(&run).unwrap(), LoopState::start_of(0));
+        let record = |iteration| IterationRecord {
+            iteration,
+            loop_seconds: 1.0,
+            best: "000100".into(),
+            step: 100,
+        };
+        assert!(record_iteration(&run, &record(0)).unwrap());
+        assert!(record_iteration(&run, &record(1)).unwrap());
+        // Replayed after a kill: not written twice.
+        assert!(!record_iteration(&run, &record(1)).unwrap());
+        let text = std::fs::read_to_string(run.iterations()).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        // loop.json lost: the loop goes on after the last recorded iteration.
+        assert_eq!(LoopState::load(&run).unwrap(), LoopState::start_of(2));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
