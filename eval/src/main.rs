@@ -89,7 +89,7 @@ enum Command {
         promote: bool,
     },
     /// Answer a client on stdin/stdout with a GTP-like line protocol (`list_commands`; see
-    /// README, "Protocol"): moves, analyses and positions from a network or mcts:N.
+    /// docs/protocol.md): moves, analyses and positions from a network or mcts:N.
     Serve {
         /// The player: CHECKPOINT[@VISITS] or mcts:N.
         #[arg(long)]
