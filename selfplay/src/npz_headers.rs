@@ -35,7 +35,7 @@ pub fn declared_shapes(path: &Path) -> Result<HashMap<String, Vec<usize>>, Strin
         let data = shape
             .iter()
             .try_fold(item_bytes as u64, |bytes, &d| bytes.checked_mul(d as u64));
-        if !data.is_some_and(|bytes| bytes <= size) {
+        if data.is_none_or(|bytes| bytes > size) {
             return Err(format!(
                 "array {name} declares shape {shape:?}, more than its {size} bytes hold"
             ));

@@ -396,7 +396,7 @@ fn check_targets(s: &Shard, i: usize) -> Result<(), String> {
         return Err(format!("ownership {o} is outside [-1, 1]"));
     }
     let komi = s.komi[i];
-    if !(komi.abs() <= MAX_SAMPLE_KOMI) {
+    if !komi.is_finite() || komi.abs() > MAX_SAMPLE_KOMI {
         return Err(format!("komi {komi}"));
     }
     Ok(())
