@@ -296,7 +296,7 @@ fn main() -> Result<()> {
             let rundir = RunDir::new(&run);
             // Only one process may move a run's best pointer at a time.
             let _gate_lock = if promote {
-                Some(rundir.lock("gate")?)
+                Some(rundir.lock(selfplay::rundir::Role::Gate)?)
             } else {
                 None
             };
@@ -480,7 +480,7 @@ fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<(
     let dev = selfplay::model::parse_device(device)?;
     let visits = ec.gate_visits.unwrap_or(rc.search.visits);
     let rundir = RunDir::new(run);
-    let role = rundir.lock("gate")?;
+    let role = rundir.lock(selfplay::rundir::Role::Gate)?;
     let _log = selfplay::logging::init("gatekeeper");
     let name = |dir: &Path| -> String {
         dir.file_name()

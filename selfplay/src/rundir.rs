@@ -56,7 +56,7 @@ pub enum RunDirError {
     )]
     Locked {
         run: PathBuf,
-        role: String,
+        role: Role,
         holder: String,
     },
     #[error(
@@ -326,7 +326,7 @@ impl RunDir {
         self.root.join("tb")
     }
 
-    fn lock_file(&self, role: &str) -> PathBuf {
+    fn lock_file(&self, role: Role) -> PathBuf {
         self.root.join("locks").join(format!("{role}.lock"))
     }
 
@@ -475,7 +475,7 @@ impl RunDir {
     /// lock lives. Refused, with the holder named, while another live process holds it; the
     /// operating system releases the lock of a process that dies, so a dead holder never
     /// blocks (and is reported in [`RoleLock::previous`]).
-    pub fn lock(&self, role: &str) -> Result<RoleLock, RunDirError> {
+    pub fn lock(&self, role: Role) -> Result<RoleLock, RunDirError> {
         let path = self.lock_file(role);
         let dir = parent_of(&path);
         std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
@@ -493,7 +493,7 @@ impl RunDir {
                 let _ = file.read_to_string(&mut holder);
                 return Err(RunDirError::Locked {
                     run: self.root.clone(),
-                    role: role.into(),
+                    role,
                     holder: describe_holder(&holder),
                 });
             }
@@ -513,7 +513,7 @@ impl RunDir {
         let lease = crate::lease::Lease::take(self.lease_files(role)).map_err(|e| match e {
             crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
                 run: self.root.clone(),
-                role: role.into(),
+                role,
                 holder,
             },
             crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
@@ -548,7 +548,7 @@ impl RunDir {
 
     /// Where the lease of role `role` lives: beside its lock file, or in the bucket of a run
     /// this process mirrors (`crate::store`).
-    fn lease_files(&self, role: &str) -> std::sync::Arc<dyn crate::lease::LeaseFiles> {
+    fn lease_files(&self, role: Role) -> std::sync::Arc<dyn crate::lease::LeaseFiles> {
         let base = self.lease_base(role);
         crate::store::bucket_lease(&self.root, &base)
             .unwrap_or_else(|| std::sync::Arc::new(crate::lease::DirLease::new(base)))
@@ -556,14 +556,14 @@ impl RunDir {
 
     /// The lease of role `role`, beside its lock file: `locks/ROLE.lease` (its numbered files
     /// are `ROLE.lease.N`).
-    fn lease_base(&self, role: &str) -> PathBuf {
+    fn lease_base(&self, role: Role) -> PathBuf {
         self.lock_file(role).with_extension("lease")
     }
 
     /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking
     /// the lock (a status query must not stand in a starting role's way). A holder on this
     /// host whose process is gone holds nothing. For a run on a bucket, the lease says.
-    pub fn role_holder(&self, role: &str) -> Option<String> {
+    pub fn role_holder(&self, role: Role) -> Option<String> {
         if let Some(files) = crate::store::bucket_lease(&self.root, &self.lease_base(role)) {
             let h = crate::lease::holder(&*files)?;
             let alive = h.host != host_name() || process_alive(h.pid);
@@ -682,6 +682,29 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
         };
     }
     Ok(path.to_path_buf())
+}
+
+/// The roles of a run that one process at a time may hold ([`RunDir::lock`]): the trainer,
+/// which writes checkpoints, and the gatekeeper, which moves the best pointer. Workers and
+/// raters need no lock (their files are named after their host and pid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Train,
+    Gate,
+}
+
+impl Role {
+    pub const ALL: [Role; 2] = [Role::Train, Role::Gate];
+}
+
+/// `train`, `gate`: the name of the role's lock and lease files.
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Train => "train",
+            Role::Gate => "gate",
+        })
+    }
 }
 
 /// A role of a run held by this process; dropping it releases the role.
@@ -983,23 +1006,23 @@ mod tests {
     #[test]
     fn a_role_is_held_by_one_lock_at_a_time() {
         let run = scratch("lock");
-        let held = run.lock("train").unwrap();
+        let held = run.lock(Role::Train).unwrap();
         assert!(held.previous.is_none());
-        let e = run.lock("train").unwrap_err().to_string();
+        let e = run.lock(Role::Train).unwrap_err().to_string();
         assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
         assert!(e.contains("`train` role"), "{e}");
         // Other roles are free.
-        let _gate = run.lock("gate").unwrap();
+        let _gate = run.lock(Role::Gate).unwrap();
         drop(held);
-        let again = run.lock("train").unwrap();
+        let again = run.lock(Role::Train).unwrap();
         assert!(
             again.previous.is_none(),
             "a clean release leaves no holder behind"
         );
         // A holder that died (its file still names it, but nobody holds the lock) is reported.
         drop(again);
-        std::fs::write(run.lock_file("train"), "4000000 elsewhere\n").unwrap();
-        let taken = run.lock("train").unwrap();
+        std::fs::write(run.lock_file(Role::Train), "4000000 elsewhere\n").unwrap();
+        let taken = run.lock(Role::Train).unwrap();
         assert_eq!(taken.previous.as_deref(), Some("pid 4000000 on elsewhere"));
     }
 
@@ -1014,12 +1037,12 @@ mod tests {
         // The other machine's file lock does not reach here; its lease does.
         let lease = run.root().join("locks/train.lease.1");
         std::fs::write(&lease, format!("77 node-7 {}\n", now + 60_000)).unwrap();
-        let e = run.lock("train").unwrap_err().to_string();
+        let e = run.lock(Role::Train).unwrap_err().to_string();
         assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
         assert!(e.contains("`train` role"), "{e}");
         // Once it has expired (the holder crashed), the role is taken and the holder named.
         std::fs::write(&lease, format!("77 node-7 {}\n", now - 1)).unwrap();
-        let taken = run.lock("train").unwrap();
+        let taken = run.lock(Role::Train).unwrap();
         assert_eq!(taken.previous.as_deref(), Some("pid 77 on node-7"));
         assert!(!taken.lost());
         drop(taken);

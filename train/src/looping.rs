@@ -25,7 +25,9 @@ use eval::{Contestant, EvalConfig, MatchOutput, RatingOptions};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
-use selfplay::rundir::{check_format, format_v1, write_atomic, RoleLock, RunDir, FORMAT_VERSION};
+use selfplay::rundir::{
+    check_format, format_v1, write_atomic, Role, RoleLock, RunDir, FORMAT_VERSION,
+};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -40,8 +42,9 @@ pub struct LoopConfig {
     pub minutes: f64,
     /// Self-play games per iteration.
     pub games: usize,
-    /// Rate the best model against the baselines every this many iterations in which it
-    /// changed (0: never), and always at iteration 0.
+    /// 0: never rate in the loop. Any other value: rate the best model against the baselines
+    /// at iteration 0 and at every iteration whose gate promoted a new best (the number
+    /// itself counts nothing more; `eval rate --follow` rates on a schedule of its own).
     pub rating_every: u32,
     pub device: String,
     /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
@@ -621,7 +624,7 @@ impl Looper {
         let run = RunDir::new(run);
         std::fs::create_dir_all(run.root())
             .with_context(|| format!("cannot create {}", run.root().display()))?;
-        let roles = [run.lock("train")?, run.lock("gate")?];
+        let roles = [run.lock(Role::Train)?, run.lock(Role::Gate)?];
         for lock in &roles {
             if let Some(previous) = &lock.previous {
                 eprintln!("note: the previous holder of this run ({previous}) ended without releasing it; resuming");

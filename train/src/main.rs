@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
-use selfplay::rundir::{install_stop_handler, RunDir};
+use selfplay::rundir::{install_stop_handler, Role, RunDir};
 use selfplay::store::{Pulls, RunLocation};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -347,7 +347,7 @@ fn fit(
 ) -> Result<()> {
     let (cfg, train) = load_config(config)?;
     let run = &RunDir::new(run);
-    let _role = run.lock("train")?;
+    let _role = run.lock(Role::Train)?;
     run.tidy();
     install_stop_handler();
     fit_locked(run, &cfg, &train, steps, until, device, true)?;
@@ -380,7 +380,7 @@ fn status(run: &RunDir, minutes: f64) -> Result<String> {
             .and_then(|(_, p)| name(p))
             .unwrap_or_else(|| "none".into())
     );
-    for role in ["train", "gate"] {
+    for role in Role::ALL {
         let holder = run.role_holder(role).unwrap_or_else(|| "nobody".into());
         let _ = writeln!(s, "role {role}: held by {holder}");
     }
@@ -458,7 +458,7 @@ fn trainer(config: &Path, run: &Path, rounds: &TrainerRounds) -> Result<()> {
     let run = &RunDir::new(run);
     std::fs::create_dir_all(run.root())
         .with_context(|| format!("cannot create {}", run.root().display()))?;
-    let role = run.lock("train")?;
+    let role = run.lock(Role::Train)?;
     run.freeze_config(config, &text)?;
     run.tidy();
     install_stop_handler();

@@ -244,7 +244,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
     let mirror = Mirror::start(bucket.clone(), dir.clone(), Pulls::Everything, SECOND).unwrap();
     let run = RunDir::new(&dir);
 
-    let lock = run.lock("train").unwrap();
+    let lock = run.lock(selfplay::rundir::Role::Train).unwrap();
     let text = bucket.get("locks/train.lease.1").unwrap().unwrap().0;
     let line = String::from_utf8(text).unwrap();
     assert!(
@@ -270,10 +270,13 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let e = run.lock("train").unwrap_err().to_string();
+    let e = run
+        .lock(selfplay::rundir::Role::Train)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
     assert_eq!(
-        run.role_holder("train").as_deref(),
+        run.role_holder(selfplay::rundir::Role::Train).as_deref(),
         Some("pid 77 on node-7")
     );
     bucket
@@ -283,7 +286,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let lock = run.lock("train").unwrap();
+    let lock = run.lock(selfplay::rundir::Role::Train).unwrap();
     assert!(bucket.get("locks/train.lease.6").unwrap().is_some());
     assert!(bucket.get("locks/train.lease.5").unwrap().is_none());
     drop(lock);

@@ -362,7 +362,9 @@ fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    let held = selfplay::rundir::RunDir::new(&run).lock("train").unwrap();
+    let held = selfplay::rundir::RunDir::new(&run)
+        .lock(selfplay::rundir::Role::Train)
+        .unwrap();
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
