@@ -350,7 +350,8 @@ fn fit(
     let _role = run.lock(Role::Train)?;
     run.tidy();
     install_stop_handler();
-    fit_locked(run, &cfg, &train, steps, until, device, true)?;
+    let mut tb = train::roles::tensorboard(run)?;
+    fit_locked(run, &cfg, &train, steps, until, device, true, &mut tb)?;
     Ok(())
 }
 

@@ -80,6 +80,8 @@ impl TrainerRounds {
         // Samples of the config's games per shard. A shard never changes once it has its name,
         // so each is read once, not on every poll (a cluster's run holds thousands).
         let mut counted: HashMap<PathBuf, usize> = HashMap::new();
+        // One events file for all the rounds of this trainer, not one per round.
+        let mut tb = tensorboard(run)?;
         while keep_going() && !selfplay::rundir::stop_requested() {
             let step = run.checkpoints().last().map_or(0, |c| c.0);
             if self.until_step.is_some_and(|u| step >= u) {
@@ -121,6 +123,7 @@ impl TrainerRounds {
                 None,
                 &self.device,
                 self.progress,
+                &mut tb,
             )? {
                 if self.promote == crate::looping::Promotion::Newest {
                     run.set_best(&fitted.dir)?;
@@ -151,6 +154,16 @@ fn count_samples(
         }
     }
     counted.values().sum()
+}
+
+/// A TensorBoard events file of its own in the run's `tb/`.
+pub fn tensorboard(run: &RunDir) -> Result<EventWriter> {
+    EventWriter::create(&run.tensorboard()).with_context(|| {
+        format!(
+            "cannot write TensorBoard events in {}",
+            run.tensorboard().display()
+        )
+    })
 }
 
 /// The trainer for a run: resumed from its newest checkpoint (which must play the config's
@@ -197,7 +210,9 @@ pub struct Fitted {
 /// One fit of the run, its `train` role held by the caller: `steps` steps (default
 /// `train.steps`) or up to step `until`, from the newest checkpoint, written as a new one
 /// (`None` when the target was already reached, or a stop came before the first step).
-/// `verbose` shows a progress bar and prints the window and the mean losses.
+/// `verbose` shows a progress bar and prints the window and the mean losses. The losses go to
+/// `tb` (the caller's, so that a trainer's rounds share one events file).
+#[allow(clippy::too_many_arguments)]
 pub fn fit_locked(
     run: &RunDir,
     cfg: &RunConfig,
@@ -206,6 +221,7 @@ pub fn fit_locked(
     until: Option<u64>,
     device: &str,
     verbose: bool,
+    tb: &mut EventWriter,
 ) -> Result<Option<Fitted>> {
     let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
     let window = Window::load(run, &cfg.games(), train)?;
@@ -231,12 +247,6 @@ pub fn fit_locked(
             format!(" ({} skipped)", window.skipped.len())
         }
     ));
-    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
-        format!(
-            "cannot write TensorBoard events in {}",
-            run.tensorboard().display()
-        )
-    })?;
     let bar = if verbose {
         ProgressBar::new(target - start)
     } else {
@@ -263,7 +273,7 @@ pub fn fit_locked(
         ));
         bar.inc(1);
         let lr = t.cfg.lr_at(step - 1) as f32;
-        let r = l.log(&mut tb, step, lr, rate as f32);
+        let r = l.log(tb, step, lr, rate as f32);
         if let Err(e) = r {
             tb_error.get_or_insert(e);
         }

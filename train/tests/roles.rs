@@ -98,6 +98,14 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         .filter(|(t, v, _)| *t == tag && *v > 0.0)
         .count();
     assert_eq!(points, batches.len(), "{tag}");
+    // The trainer's two rounds write one events file, not one each.
+    let mine = format!(".lifeline-zero.{}", trainer.id());
+    let trainer_files = std::fs::read_dir(run.join("tb"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(&mine) || n.contains(&format!("{mine}-")))
+        .count();
+    assert_eq!(trainer_files, 1, "the trainer's events files");
     // Every log line names the role, the host and the pid (logs of many machines side by side).
     let trainer_pid = format!("pid={}", trainer.id());
     assert!(stderr.lines().any(|l| l.contains("INFO")), "{stderr}");
