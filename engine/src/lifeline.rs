@@ -94,6 +94,34 @@ impl LifelineOptions {
     }
 }
 
+/// The counters of a description against the game they are set up in (`start`, its first
+/// position): no more komi left than the game gives, a swap only under a pie rule, no more
+/// placement turns than turns, and no turn past the cap. A description breaking one is not a
+/// position of this game, and playing on from it would break the rules' invariants.
+fn check_counters(start: &Lifeline, pos: &LifelinePosition) -> Result<(), GameError> {
+    let bad = |why: String| Err(GameError::BadPosition(why));
+    if pos.komi_left > start.komi_left {
+        return bad(format!(
+            "komi_left {} is more than the game's komi ({})",
+            pos.komi_left, start.komi_left
+        ));
+    }
+    if pos.swapped && start.opts.balance == Balance::Komi {
+        return bad("swapped: the komi pie has no swap".into());
+    }
+    if pos.placement_turns > pos.turns {
+        return bad(format!(
+            "placement_turns {} is more than turns {}",
+            pos.placement_turns, pos.turns
+        ));
+    }
+    let cap = start.opts.turn_cap();
+    if pos.turns > cap {
+        return bad(format!("turns {} is past the turn cap ({cap})", pos.turns));
+    }
+    Ok(())
+}
+
 /// A position description: everything [`Lifeline`] needs to continue a game from any point,
 /// in notation (for tests and analysis tools).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +223,7 @@ impl Lifeline {
             crate::game::check_described_count(field, v)?;
         }
         let mut g = Lifeline::new(opts)?;
+        check_counters(&g, pos)?;
         let cells = |names: &[String]| -> Result<CellSet, GameError> {
             let mut set = CellSet::EMPTY;
             for n in names {

@@ -681,6 +681,35 @@ fn positions_are_set_up_from_descriptions_and_bad_ones_refused() {
 }
 
 #[test]
+fn descriptions_with_counters_no_game_reaches_are_refused() {
+    let komi = LifelineOptions {
+        komi: 3,
+        ..LifelineOptions::new(3, Balance::Komi)
+    };
+    let g = play_with(
+        komi.clone(),
+        Player::White,
+        "\n    . . .\n   . X . .\n  . . . . .\n   . . O .\n    . . .",
+    );
+    let refused = |change: fn(&mut LifelinePosition), why: &str| {
+        let mut pos = g.position();
+        change(&mut pos);
+        match Lifeline::from_position(komi.clone(), &pos) {
+            Err(GameError::BadPosition(m)) => assert!(m.contains(why), "{m}"),
+            other => panic!("{why}: {other:?}"),
+        }
+    };
+    refused(|p| p.komi_left = 4, "komi_left 4");
+    refused(|p| p.swapped = true, "no swap");
+    refused(|p| p.placement_turns = p.turns + 1, "placement_turns");
+    refused(|p| p.turns = 1_000, "turn cap");
+    // The position itself, and one with komi spent, are accepted.
+    let mut spent = g.position();
+    spent.komi_left = 1;
+    assert!(Lifeline::from_position(komi, &spent).is_ok());
+}
+
+#[test]
 fn bad_action_strings_get_clear_errors() {
     let g = Lifeline::new(LifelineOptions::new(3, Balance::Strong)).unwrap();
     assert!(matches!(g.parse_action("q17"), Err(GameError::OffBoard(s)) if s == "q17"));
