@@ -47,8 +47,20 @@ pub enum EvalError {
     BadSpec { spec: String, why: String },
     #[error(transparent)]
     Model(#[from] selfplay::model::ModelError),
-    #[error("{path}: {msg}")]
-    Io { path: String, msg: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Json {
+        path: std::path::PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: no eval directory: play a match or a gate with --run first", dir.display())]
+    NoEvalDir { dir: std::path::PathBuf },
     #[error("{path}, line {line}: {msg}")]
     Parse {
         path: String,

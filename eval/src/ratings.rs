@@ -551,10 +551,7 @@ pub fn update_ratings(
     let rundir = selfplay::rundir::RunDir::new(run);
     let dir = rundir.eval();
     if !dir.is_dir() {
-        return Err(crate::EvalError::Io {
-            path: dir.display().to_string(),
-            msg: "no eval directory: play a match or a gate with --run first".into(),
-        });
+        return Err(crate::EvalError::NoEvalDir { dir });
     }
     let summaries = crate::results::read_summaries(&dir)?;
     let pairs: Vec<PairResult> = summaries.iter().map(PairResult::from).collect();

@@ -119,9 +119,9 @@ pub fn now_secs() -> u64 {
 /// Append one line to `path` with a single write (O_APPEND), then fsync: concurrent writers
 /// never interleave inside a line and a crash loses at most this line.
 pub fn append_line(path: &Path, line: &str) -> Result<(), EvalError> {
-    let io = |e: std::io::Error| EvalError::Io {
-        path: path.display().to_string(),
-        msg: e.to_string(),
+    let io = |source: std::io::Error| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
     };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -153,9 +153,9 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), EvalError> {
 /// order). Lines without a `kind` of `match` or `gate` are skipped; a line that is not JSON,
 /// or a summary line that does not parse, is an error naming the file and line.
 pub fn read_summaries(dir: &Path) -> Result<Vec<MatchSummary>, EvalError> {
-    let io = |p: &Path, e: std::io::Error| EvalError::Io {
-        path: p.display().to_string(),
-        msg: e.to_string(),
+    let io = |p: &Path, source: std::io::Error| EvalError::Io {
+        path: p.to_path_buf(),
+        source,
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| io(dir, e))?
@@ -190,4 +190,24 @@ pub fn read_summaries(dir: &Path) -> Result<Vec<MatchSummary>, EvalError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_keeps_its_cause_beside_the_file_it_names() {
+        let dir = std::env::temp_dir().join(format!("eval-results-io-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The parent of the log is a file: the directory cannot be made.
+        let blocker = dir.join("eval");
+        std::fs::write(&blocker, b"x").unwrap();
+        let e = append_line(&blocker.join("log.jsonl"), "{}").unwrap_err();
+        assert!(e.to_string().contains("eval"), "{e}");
+        let cause = std::error::Error::source(&e).expect("the io error is kept as the source");
+        assert!(cause.downcast_ref::<std::io::Error>().is_some());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -49,9 +49,9 @@ where
     }
     let value = work()?;
     let piece = Piece { key, value };
-    let json = serde_json::to_vec(&piece).map_err(|e| EvalError::Io {
-        path: path.display().to_string(),
-        msg: e.to_string(),
+    let json = serde_json::to_vec(&piece).map_err(|source| EvalError::Json {
+        path: path.clone(),
+        source,
     })?;
     selfplay::rundir::write_atomic(&path, &json)?;
     Ok(piece.value)
