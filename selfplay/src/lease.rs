@@ -210,7 +210,10 @@ impl Lease {
         let renewer = {
             let (files, me, lost) = (files.clone(), me.clone(), lost.clone());
             std::thread::spawn(move || {
-                // Renew every third of the duration until the lease is dropped.
+                // Renew every third of the duration until the lease is dropped. A renewal
+                // that cannot tell (the storage did not answer) keeps the lease until its
+                // last written expiry: a connection blip is not a takeover.
+                let mut held_until = me.expires_ms;
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     stopped.recv_timeout(duration / 3)
                 {
@@ -218,13 +221,29 @@ impl Lease {
                         expires_ms: now_ms() + duration.as_millis(),
                         ..me.clone()
                     };
-                    if !renew(&*files, number, &renewed) {
-                        lost.store(true, Ordering::Relaxed);
-                        tracing::error!(
-                            "{}: the lease was taken over by another holder",
-                            files.location().display()
-                        );
-                        return;
+                    let location = files.location();
+                    match renew(&*files, number, &renewed) {
+                        Renewal::Renewed => held_until = renewed.expires_ms,
+                        Renewal::Unknown(e) if now_ms() < held_until => tracing::warn!(
+                            "{}: cannot renew the lease ({e}); trying again",
+                            location.display()
+                        ),
+                        Renewal::Unknown(e) => {
+                            lost.store(true, Ordering::Relaxed);
+                            tracing::error!(
+                                "{}: the lease expired before it could be renewed ({e})",
+                                location.display()
+                            );
+                            return;
+                        }
+                        Renewal::TakenOver => {
+                            lost.store(true, Ordering::Relaxed);
+                            tracing::error!(
+                                "{}: the lease was taken over by another holder",
+                                location.display()
+                            );
+                            return;
+                        }
                     }
                 }
             })
@@ -333,17 +352,30 @@ pub fn take(
     }
 }
 
-/// Rewrite our lease number `n` with a later expiry; `false` when a newer lease replaced it.
-/// A write that fails is said and tried again at the next renewal (the lease stays ours
-/// until it expires).
-fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> bool {
-    if newest(files) != Some(n) {
-        return false;
+/// What a renewal found.
+enum Renewal {
+    Renewed,
+    /// A newer lease replaced ours.
+    TakenOver,
+    /// The storage did not answer (a listing or a write failed): tried again at the next
+    /// renewal, the lease staying ours until its last written expiry.
+    Unknown(std::io::Error),
+}
+
+/// Rewrite our lease number `n` with a later expiry. A failed listing says nothing about a
+/// newer lease, and is not read as one.
+fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
+    let numbers = match files.numbers() {
+        Ok(numbers) => numbers,
+        Err(e) => return Renewal::Unknown(e),
+    };
+    if numbers.last() != Some(&n) {
+        return Renewal::TakenOver;
     }
-    if let Err(e) = files.replace(n, &renewed.line()) {
-        tracing::warn!("cannot renew the lease: {e}");
+    match files.replace(n, &renewed.line()) {
+        Ok(()) => Renewal::Renewed,
+        Err(e) => Renewal::Unknown(e),
     }
-    true
 }
 
 #[cfg(test)]
@@ -465,6 +497,61 @@ mod tests {
             assert_eq!(winners.len(), 1, "round {round}: {winners:?}");
             assert_eq!(holder_of(&base).map(|h| h.pid), Some(winners[0]));
         }
+    }
+
+    /// A lease's files whose storage stops answering while `down` is set.
+    #[derive(Debug)]
+    struct Flaky {
+        files: DirLease,
+        down: Arc<AtomicBool>,
+    }
+
+    impl LeaseFiles for Flaky {
+        fn numbers(&self) -> std::io::Result<Vec<u64>> {
+            if self.down.load(Ordering::SeqCst) {
+                return Err(std::io::Error::other("connection reset"));
+            }
+            self.files.numbers()
+        }
+        fn read(&self, n: u64) -> std::io::Result<Option<String>> {
+            self.files.read(n)
+        }
+        fn create(&self, n: u64, text: &str) -> std::io::Result<bool> {
+            self.files.create(n, text)
+        }
+        fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
+            self.files.replace(n, text)
+        }
+        fn remove(&self, n: u64) {
+            self.files.remove(n)
+        }
+        fn location(&self) -> PathBuf {
+            self.files.location()
+        }
+    }
+
+    #[test]
+    fn a_storage_that_stops_answering_is_not_a_takeover_until_the_lease_expires() {
+        let base = temp("blip");
+        let down = Arc::new(AtomicBool::new(false));
+        let files = Flaky {
+            files: DirLease::new(&base),
+            down: down.clone(),
+        };
+        // Renewed every 500 ms for 1.5 s: a blip must outlast a whole second to cost it.
+        let lease = Lease::take_for(Arc::new(files), Duration::from_millis(1500)).unwrap();
+        // A blip shorter than the lease: renewals fail, the lease is kept.
+        down.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(450));
+        assert!(!lease.lost(), "a failed listing was read as a newer lease");
+        down.store(false, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(!lease.lost());
+        // An outage past the expiry: the lease is lost (another holder may have taken it).
+        down.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(3500));
+        assert!(lease.lost(), "kept past its expiry");
+        drop(lease);
     }
 
     #[test]
