@@ -37,7 +37,10 @@ where
     let Some(dir) = dir else { return work() };
     let key = serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "piece": key });
     let text = key.to_string();
-    let path = dir.join(format!("{:016x}.json", fnv1a(text.as_bytes())));
+    let path = dir.join(format!(
+        "{:016x}.json",
+        selfplay::model::fnv1a64(text.as_bytes())
+    ));
     // A piece from another key (a hash collision, another build) or a damaged file is played
     // again and replaced.
     let kept = std::fs::read(&path)
@@ -60,12 +63,6 @@ where
 /// Remove a finished study's pieces.
 pub fn forget(out: &Path) {
     let _ = std::fs::remove_dir_all(pieces_dir(out));
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -36,18 +36,18 @@ def _parameter(value):
     return value
 
 
+def _engine_defaults(family):
+    return lz.Game({"game": family, "options": {}}).config["options"]
+
+
 def _defaults(family):
-    options = lz.Game({"game": family, "options": {}}).config["options"]
-    return {k: _parameter(v) for k, v in options.items()}
+    return {k: _parameter(v) for k, v in _engine_defaults(family).items()}
 
 
 def _options(family, params):
-    defaults = _defaults(family)
-    return {
-        k: v
-        for k, v in params.items()
-        if k in defaults and not (v == _UNSET and lz.Game({"game": family, "options": {}}).config["options"][k] is None)
-    }
+    """The engine's options of game parameters: an unset option left out, not passed as 0."""
+    engine = _engine_defaults(family)
+    return {k: v for k, v in params.items() if k in engine and not (engine[k] is None and v == _UNSET)}
 
 
 def _game_type(family):

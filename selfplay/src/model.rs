@@ -152,13 +152,15 @@ fn rule_differences(trained: &serde_json::Value, asked: &serde_json::Value) -> V
 /// FNV-1a over a file, 64 bits, as `fnv1a64:HEX`: enough to catch damaged or swapped weights
 /// (not an authenticity check).
 pub fn file_checksum(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in &bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    Ok(format!("fnv1a64:{h:016x}"))
+    Ok(format!("fnv1a64:{:016x}", fnv1a64(&std::fs::read(path)?)))
+}
+
+/// FNV-1a of `bytes`, 64 bits: a stable hash (std's is not stable across releases) for
+/// checksums and file names.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Errors loading or saving models; each names the file.
