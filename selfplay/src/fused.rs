@@ -37,7 +37,7 @@ use std::cell::RefCell;
 const GROUP: usize = 4;
 
 /// Marks a neighbour off the board or the grid in [`Cells::neighbours`].
-const OFF_BOARD: u32 = u32::MAX;
+pub(crate) const OFF_BOARD: u32 = u32::MAX;
 
 fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_into_vec::<f32>().expect("f32 weights")
@@ -187,22 +187,22 @@ struct FoldedBlock {
 
 /// The on-board cells of one board and their neighbourhoods.
 #[derive(Default)]
-struct Cells {
+pub(crate) struct Cells {
     /// The mask this was built from, and the grid's width.
     mask: Vec<f32>,
     width: usize,
     /// Grid index of each on-board cell.
-    grid: Vec<usize>,
+    pub(crate) grid: Vec<usize>,
     /// For on-board cell `j` and kernel position `t` (row-major 3x3), the neighbour's cell
     /// index, or [`OFF_BOARD`].
-    neighbours: Vec<u32>,
+    pub(crate) neighbours: Vec<u32>,
     /// KataGo's board-size scale of the mean, (sqrt(cells) - 14) / 10.
-    pool_scale: f32,
+    pub(crate) pool_scale: f32,
 }
 
 impl Cells {
     /// Rebuild for `mask` unless it is the one already held (a search asks for one board).
-    fn update(&mut self, mask: &[f32], height: usize, width: usize) {
+    pub(crate) fn update(&mut self, mask: &[f32], height: usize, width: usize) {
         if self.mask == mask && self.width == width {
             return;
         }
@@ -232,13 +232,13 @@ impl Cells {
         self.pool_scale = ((self.grid.len() as f32).sqrt() - 14.0) / 10.0;
     }
 
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.grid.len()
     }
 
     /// `x` `(positions * cells, C)` -> `columns` `(positions * cells, 9C)`: each row the
     /// nine neighbours' features, zeros off the board.
-    fn gather(&self, x: &[f32], c: usize, columns: &mut Vec<f32>) {
+    pub(crate) fn gather(&self, x: &[f32], c: usize, columns: &mut Vec<f32>) {
         let cells = self.count();
         let positions = x.len() / (cells * c);
         columns.resize(positions * cells * 9 * c, 0.0);
@@ -259,7 +259,7 @@ impl Cells {
 
     /// `x` `(positions * cells, C)`, not negative -> `out` `(positions, 3C)`: mean, scaled
     /// mean and max over the board.
-    fn pool(&self, x: &[f32], c: usize, out: &mut [f32]) {
+    pub(crate) fn pool(&self, x: &[f32], c: usize, out: &mut [f32]) {
         let cells = self.count();
         for (position, o) in x.chunks_exact(cells * c).zip(out.chunks_exact_mut(3 * c)) {
             let (sum, rest) = o.split_at_mut(c);

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod config;
 pub mod conv;
 pub mod fused;
+pub mod fused_train;
 pub mod generate;
 pub mod lease;
 pub mod logging;

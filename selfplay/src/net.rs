@@ -16,7 +16,7 @@
 //! never reaches off-board cells or illegal actions: callers mask the logits with the legal list
 //! ([`masked_log_softmax`] in training, a softmax over the legal entries in [`crate::model::NetEvaluator`]).
 
-use burn::module::Module;
+use burn::module::{Module, RunningState};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::activation::{log_softmax, relu};
@@ -141,8 +141,41 @@ impl ConvBn {
     }
 
     fn forward(&self, x: Tensor<4>, mask: &Tensor<4>) -> Tensor<4> {
-        crate::conv::batch_norm(&self.norm, crate::conv::conv_same(&self.conv, x)) * mask.clone()
+        let z = crate::conv::conv_same(&self.conv, x);
+        masked_batch_norm(&self.norm, z, mask) * mask.clone()
     }
+}
+
+/// Batch norm whose training statistics are those of the on-board cells only (KataGo's
+/// masked batch norm): the off-board cells of the grid are not part of the board, and
+/// counting them would make the statistics depend on how much of its grid a board covers.
+/// Inference uses the running statistics, as burn's layer does; the running statistics are
+/// updated as burn's layer updates them (biased batch variance, `momentum`).
+fn masked_batch_norm(norm: &BatchNorm, z: Tensor<4>, mask: &Tensor<4>) -> Tensor<4> {
+    if !(z.device().is_autodiff() && norm.training.is_enabled()) {
+        return norm.forward(z);
+    }
+    let [_, c, _, _] = z.dims();
+    let count = mask.clone().sum().reshape([1, 1, 1, 1]);
+    let per_channel = |t: Tensor<4>| t.sum_dim(0).sum_dim(2).sum_dim(3) / count.clone();
+    let mean = per_channel(z.clone() * mask.clone());
+    let centered = (z - mean.clone()) * mask.clone();
+    let var = per_channel(centered.clone().powi_scalar(2));
+    let xhat = centered / (var.clone() + norm.epsilon).sqrt();
+    let blend = |running: &RunningState<Tensor<1>>, batch: Tensor<4>| {
+        let batch = batch.reshape([c]).detach();
+        let m = norm.momentum;
+        let current = running.value_sync().to_device(&batch.device());
+        running.update(
+            current
+                .mul_scalar(1.0 - m)
+                .add(batch.mul_scalar(m))
+                .detach(),
+        );
+    };
+    blend(&norm.running_mean, mean);
+    blend(&norm.running_var, var);
+    xhat * norm.gamma.val().reshape([1, c, 1, 1]) + norm.beta.val().reshape([1, c, 1, 1])
 }
 
 /// Two 3x3 convolutions with a skip connection; optionally a bias from pooled features between

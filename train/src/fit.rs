@@ -15,6 +15,7 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
+use selfplay::fused_train::{FusedTrainer, LossWeights, TrainBatch};
 use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta};
 use selfplay::net::{masked_log_softmax, PolicyValueNet};
 use selfplay::rundir::{check_format, format_v1, FORMAT_VERSION};
@@ -112,9 +113,34 @@ impl Losses {
     }
 }
 
+/// How a step's forward and backward pass is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// burn's autodiff over the network's layers, on any device.
+    Burn,
+    /// The CPU kernels of [`selfplay::fused_train`] (on-board cells, gather + GEMM): the
+    /// default on the CPU. `LIFELINE_BACKEND=burn` chooses [`Kernels::Burn`] there too (the
+    /// reference a benchmark compares with).
+    FusedCpu,
+}
+
+impl Kernels {
+    /// The fastest kernels for `device` (an inference or autodiff device).
+    pub fn choose(device: &Device) -> Kernels {
+        let burn_forced = std::env::var("LIFELINE_BACKEND").is_ok_and(|b| b == "burn");
+        if device.clone().inner() == Device::flex() && !burn_forced {
+            Kernels::FusedCpu
+        } else {
+            Kernels::Burn
+        }
+    }
+}
+
 /// The network being fitted, with its optimizer.
 pub struct Trainer {
     pub net: PolicyValueNet,
+    /// The CPU kernels' buffers, when they compute the steps.
+    fused: Option<FusedTrainer>,
     optim: ModuleOptimizer,
     pub meta: ModelMeta,
     pub state: TrainState,
@@ -188,6 +214,7 @@ impl Trainer {
         };
         Trainer {
             net: net.train(),
+            fused: (Kernels::choose(&device) == Kernels::FusedCpu).then(FusedTrainer::new),
             optim: optimizer(&cfg),
             meta,
             state,
@@ -298,11 +325,73 @@ fn losses(net: &PolicyValueNet, t: BatchTensors, cfg: &TrainConfig) -> (Tensor<1
 }
 
 impl Trainer {
+    /// The kernels computing the steps.
+    pub fn kernels(&self) -> Kernels {
+        match self.fused {
+            Some(_) => Kernels::FusedCpu,
+            None => Kernels::Burn,
+        }
+    }
+
+    /// Compute the steps with `kernels` from now on. [`Kernels::FusedCpu`] needs the CPU.
+    pub fn use_kernels(&mut self, kernels: Kernels) {
+        assert!(
+            kernels == Kernels::Burn || self.device.clone().inner() == Device::flex(),
+            "the fused kernels run on the CPU device only"
+        );
+        self.fused = (kernels == Kernels::FusedCpu).then(FusedTrainer::new);
+    }
+
+    /// The gradients of the loss on `batch` and the losses, without changing the weights (the
+    /// batch norms' running statistics take the batch in, as in a step).
+    pub fn gradients(&mut self, batch: &Batch) -> (GradientsParams, Losses) {
+        let cfg = &self.cfg;
+        let Some(fused) = &mut self.fused else {
+            let t = BatchTensors::new(batch, &self.device);
+            let (total, losses) = losses(&self.net, t, cfg);
+            return (
+                GradientsParams::from_grads(total.backward(), &self.net),
+                losses,
+            );
+        };
+        let weights = LossWeights {
+            policy: cfg.policy_weight,
+            value: cfg.value_weight,
+            ownership: cfg.ownership_weight,
+        };
+        let view = TrainBatch {
+            size: batch.size,
+            planes: batch.planes,
+            height: batch.height,
+            width: batch.width,
+            inputs: &batch.inputs,
+            mask: &batch.mask,
+            legal: &batch.legal,
+            policy: &batch.policy,
+            policy_weight: &batch.policy_weight,
+            value: &batch.value,
+            ownership: &batch.ownership,
+        };
+        let inner = self.device.clone().inner();
+        let (grads, t) = fused.step(&self.net, &view, weights, &inner);
+        let (policy, value, ownership) = (
+            t.policy * weights.policy,
+            t.value * weights.value,
+            t.ownership * weights.ownership,
+        );
+        let losses = Losses {
+            policy,
+            value,
+            ownership,
+            total: policy + value + ownership,
+            policy_entropy: t.policy_entropy,
+        };
+        (grads, losses)
+    }
+
     /// One optimizer step on `batch`; returns the losses before the step.
     pub fn step(&mut self, batch: &Batch) -> Losses {
-        let t = BatchTensors::new(batch, &self.device);
-        let (total, losses) = losses(&self.net, t, &self.cfg);
-        let grads = GradientsParams::from_grads(total.backward(), &self.net);
+        let (grads, losses) = self.gradients(batch);
         let lr = self.cfg.lr_at(self.state.step);
         self.net = self.optim.step(lr, self.net.clone(), grads);
         self.state.step += 1;

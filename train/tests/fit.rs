@@ -530,3 +530,139 @@ fn a_window_of_several_sizes_draws_each_batch_from_one_board_in_proportion() {
     );
     let _ = std::fs::remove_dir_all(&run);
 }
+
+/// Every parameter's gradient of `grads`, in the network's parameter order (`None` for the
+/// batch norms' running statistics, which have none).
+fn gradients_in_order(
+    net: &selfplay::net::PolicyValueNet,
+    grads: &burn::optim::GradientsParams,
+) -> Vec<Option<Vec<f32>>> {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn::tensor::Tensor;
+    struct Collect<'a> {
+        grads: &'a burn::optim::GradientsParams,
+        out: Vec<Option<Vec<f32>>>,
+    }
+    impl ModuleVisitor for Collect<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            let g = self.grads.get::<D>(param.id);
+            self.out
+                .push(g.map(|g| g.into_data().try_into_vec::<f32>().unwrap()));
+        }
+    }
+    let mut c = Collect {
+        grads,
+        out: Vec::new(),
+    };
+    net.visit(&mut c);
+    c.out
+}
+
+#[test]
+fn fused_training_matches_burn_autodiff() {
+    use train::fit::Kernels;
+    // A komi pie (global actions), a square board (no off-board cells) and a hexhex side 4.
+    for json in [
+        r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#,
+        r#"{"game":"square_lifeline","options":{"size":5}}"#,
+        r#"{"game":"lifeline","options":{"size":4}}"#,
+    ] {
+        let cfg = game(json);
+        let run = temp_run("fused-vs-burn");
+        write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 24, 5));
+        let tc = TrainConfig {
+            batch_size: 12,
+            learning_rate: 0.05,
+            ..TrainConfig::default()
+        };
+        let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
+        let net = NetConfig {
+            blocks: 2,
+            channels: 8,
+            head_channels: 4,
+            value_hidden: 6,
+            pool_every: 1,
+        };
+        // Two trainers from one seed: the same weights, separate running statistics.
+        let trainer = |kernels| {
+            let model = Model::random(&cfg, &net, &Device::flex(), 4).unwrap();
+            let mut t = Trainer::new(model, tc.clone());
+            t.use_kernels(kernels);
+            t
+        };
+        let (mut fused, mut burn) = (trainer(Kernels::FusedCpu), trainer(Kernels::Burn));
+        assert_eq!(fused.kernels(), Kernels::FusedCpu);
+        let mut batch = window.batch(12, 1, 0, true);
+        // Samples without a policy target weigh nothing in the policy loss.
+        batch.policy_weight[3] = 0.0;
+        let (gf, lf) = fused.gradients(&batch);
+        let (gb, lb) = burn.gradients(&batch);
+        let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
+        for (what, a, b) in [
+            ("policy", lf.policy, lb.policy),
+            ("value", lf.value, lb.value),
+            ("ownership", lf.ownership, lb.ownership),
+            ("total", lf.total, lb.total),
+            ("entropy", lf.policy_entropy, lb.policy_entropy),
+        ] {
+            assert!(close(a, b), "{json}: {what} loss {a} (fused) vs {b} (burn)");
+        }
+        let (a, b) = (
+            gradients_in_order(&fused.net, &gf),
+            gradients_in_order(&burn.net, &gb),
+        );
+        assert_eq!(a.len(), b.len());
+        let with_gradients = b.iter().flatten().count();
+        assert!(with_gradients >= 20, "{json}: {with_gradients} gradients");
+        for (i, (a, b)) in a.iter().zip(&b).enumerate() {
+            let (Some(a), Some(b)) = (a, b) else {
+                assert_eq!(
+                    a.is_some(),
+                    b.is_some(),
+                    "{json}: parameter {i} has a gradient in one only"
+                );
+                continue;
+            };
+            assert_eq!(a.len(), b.len(), "{json}: parameter {i}'s gradient size");
+            let scale = b.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+            let worst = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f32::max);
+            assert!(
+                worst <= 2e-3 * scale,
+                "{json}: parameter {i}'s gradient differs by {worst} (largest entry {scale})"
+            );
+        }
+        // A few optimizer steps later both give the same network in inference mode (the
+        // running statistics included).
+        for _ in 0..3 {
+            fused.step(&batch);
+            burn.step(&batch);
+        }
+        let probe = window.batch(8, 9, 0, false);
+        let out = |t: &Trainer| {
+            t.model().run(
+                probe.inputs.clone(),
+                &probe.mask,
+                8,
+                probe.height,
+                probe.width,
+            )
+        };
+        let ((pf, vf), (pb, vb)) = (out(&fused), out(&burn));
+        for (what, a, b) in [("policy", &pf, &pb), ("value", &vf, &vb)] {
+            let worst = a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f32::max);
+            assert!(
+                worst < 1e-2,
+                "{json}: {what} after 3 steps differs by {worst}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&run);
+    }
+}
