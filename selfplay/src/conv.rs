@@ -1,6 +1,8 @@
 //! A training-time convolution for the Flex CPU backend: "same" padding (odd square kernel,
 //! stride 1, zero padding k/2), no bias, computed as one GEMM over the whole batch, with a
-//! hand-written backward that is GEMMs too.
+//! hand-written backward that is GEMMs too. Training on the CPU runs the whole network through
+//! [`crate::fused_train`]; this keeps burn's own training path (`LIFELINE_BACKEND=burn`, the
+//! reference the fused kernels are tested and benchmarked against) fast enough to use.
 //!
 //! Flex's own conv2d runs one small GEMM per position and computes the input gradient with a
 //! scalar transposed convolution; for the small boards and batches of 128 used in training this

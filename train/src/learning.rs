@@ -104,6 +104,9 @@ pub struct LearningReport {
     pub visits: u32,
     pub ladder: Vec<LadderRung>,
     pub rows: Vec<LearningRow>,
+    /// The machine the run trained on: one core's speeds, measured at the loop's start, and
+    /// the split of its cores (absent for a loop that is not concurrent).
+    pub machine: Option<crate::machine::MachineRecord>,
     pub note: String,
 }
 
@@ -177,7 +180,8 @@ pub fn run(opts: &LearningOptions) -> Result<LearningReport> {
         iterations: records.len(),
         minutes: records.last().map_or(0.0, |r| r.loop_seconds / 60.0),
     };
-    let report = bench.report(opts, trained, &calibration, &played);
+    let mut report = bench.report(opts, trained, &calibration, &played);
+    report.machine = crate::machine::MachineRecord::read(&run);
     write_report(&opts.out, &report)?;
     Ok(report)
 }
@@ -386,6 +390,7 @@ impl Bench {
             visits: self.visits,
             ladder,
             rows,
+            machine: None,
             note: NOTE.into(),
         }
     }
@@ -398,6 +403,15 @@ pub fn markdown(report: &LearningReport) -> String {
          each cell is the checkpoint's score against that rung [95% interval] (games).\n\n",
         report.game, report.config, report.visits
     );
+    if let Some(m) = &report.machine {
+        let _ = writeln!(
+            s,
+            "Machine: {}; {} self-play and {} training threads.\n",
+            m.speeds.line(),
+            m.split.selfplay_threads,
+            m.split.train_threads
+        );
+    }
     let rungs: Vec<&str> = report.ladder.iter().map(|r| r.player.as_str()).collect();
     let _ = writeln!(
         s,

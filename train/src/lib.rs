@@ -9,6 +9,7 @@ pub mod export;
 pub mod fit;
 pub mod learning;
 pub mod looping;
+pub mod machine;
 pub mod roles;
 /// TensorBoard event files, which the self-play worker writes too: they live in `selfplay`.
 pub use selfplay::tb;

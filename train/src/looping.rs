@@ -16,6 +16,7 @@
 
 use crate::config::TrainConfig;
 use crate::fit::{Losses, Trainer};
+use crate::machine::{MachineRecord, Split};
 use crate::tb::EventWriter;
 use crate::window::Window;
 use anyhow::{Context, Result};
@@ -56,7 +57,8 @@ pub struct LoopConfig {
     /// alongside). `iterations` then counts training rounds of `train.steps` steps.
     pub concurrent: bool,
     /// With `concurrent`: the cores of self-play (its threads and its network calls) and of
-    /// training (burn's and the matrix products' threads).
+    /// training (the training kernels' threads). 0 and 0: split the machine's cores by what
+    /// one core measures at the start (see [`crate::machine`]).
     pub selfplay_threads: usize,
     pub train_threads: usize,
     /// With `concurrent`: samples trained per sample generated, at most (the trainer waits
@@ -93,8 +95,8 @@ impl Default for LoopConfig {
             device: "cpu".into(),
             promote: Promotion::Gate,
             concurrent: false,
-            selfplay_threads: 1,
-            train_threads: 1,
+            selfplay_threads: 0,
+            train_threads: 0,
             ratio: 4.0,
             lr_anneal: 0.0,
             rater_threads: 0,
@@ -115,8 +117,8 @@ impl LoopConfig {
         if cfg.minutes < 0.0 || !cfg.minutes.is_finite() {
             return Err("loop.minutes must not be negative".into());
         }
-        if cfg.selfplay_threads == 0 || cfg.train_threads == 0 {
-            return Err("loop.selfplay_threads and loop.train_threads must be at least 1".into());
+        if (cfg.selfplay_threads == 0) != (cfg.train_threads == 0) {
+            return Err("loop.selfplay_threads and loop.train_threads are both 0 (split the cores by measured speed) or both at least 1".into());
         }
         if !(cfg.ratio > 0.0 && cfg.ratio.is_finite()) {
             return Err(format!(
@@ -461,18 +463,19 @@ impl Looper {
         mut report: impl FnMut(&IterationSummary) + Send,
     ) -> Result<Vec<IterationSummary>> {
         let l = &self.cfg.looping;
+        let split = self.measure_and_split()?;
         let t_start = Instant::now();
         // The worker's network calls run on rayon's global pool, sized to its share (a pool
         // built earlier in the process is kept, and said); the trainer gets a pool of its own.
         if rayon::ThreadPoolBuilder::new()
-            .num_threads(l.selfplay_threads)
+            .num_threads(split.selfplay_threads)
             .build_global()
             .is_err()
         {
             eprintln!("note: rayon's global pool was already built; self-play shares it as it is");
         }
         let train_pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(l.train_threads)
+            .num_threads(split.train_threads)
             .build()
             .context("cannot start the trainer's threads")?;
         let rater_pool = (l.rater_threads > 0)
@@ -486,7 +489,7 @@ impl Looper {
             .transpose()?;
         let worker = selfplay::roles::WorkerOptions {
             games: l.games,
-            threads: Some(l.selfplay_threads),
+            threads: Some(split.selfplay_threads),
             device: l.device.clone(),
         };
         let rounds = crate::roles::TrainerRounds {
@@ -564,6 +567,40 @@ impl Looper {
             trained.and(played.map(|_| ())).and(rated)
         })?;
         Ok(done)
+    }
+
+    /// What one core does for this config (measured on the CPU), printed and written to the
+    /// run's `machine.json`, and the split of the cores between self-play and training: the
+    /// config's, or the measured best when both are 0.
+    fn measure_and_split(&self) -> Result<Split> {
+        let l = &self.cfg.looping;
+        let cores = crate::machine::available_cores();
+        let configured = (l.train_threads > 0).then_some(Split {
+            selfplay_threads: l.selfplay_threads,
+            train_threads: l.train_threads,
+        });
+        if parse_device(&l.device)? != burn::tensor::Device::flex() {
+            // The training speed of a GPU is not one core's: split the cores evenly.
+            return Ok(configured.unwrap_or(Split {
+                selfplay_threads: (cores / 2).max(1),
+                train_threads: (cores - cores / 2).max(1),
+            }));
+        }
+        let speeds = crate::machine::measure(&self.cfg.run, &self.cfg.train, 1.0)?;
+        let split = configured.unwrap_or_else(|| speeds.split(cores, l.ratio));
+        let record = MachineRecord::new(speeds, split, l.ratio);
+        println!("machine: {}", record.speeds.line());
+        println!(
+            "split: {} self-play and {} training threads{}; expected: the trainer trains {:.0}% of the time, {:.0} samples/s (at most {} per sample generated)",
+            split.selfplay_threads,
+            split.train_threads,
+            if configured.is_some() { " (the config's)" } else { " (measured)" },
+            100.0 * record.trainer_busy,
+            record.trained_per_second,
+            l.ratio
+        );
+        record.write(&self.run)?;
+        Ok(split)
     }
 
     /// Run the phase `state` names and move `state` on; returns the summary of an iteration

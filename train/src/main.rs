@@ -12,7 +12,6 @@ use train::config::TrainConfig;
 use train::fit::Trainer;
 use train::looping::Promotion;
 use train::roles::{fit_locked, TrainerRounds};
-use train::window::Window;
 
 #[derive(Parser)]
 #[command(name = "train", about = "Fit Lifeline Zero networks on self-play data")]
@@ -486,33 +485,12 @@ fn bench(
     if let Some(b) = batch {
         train.batch_size = b;
     }
-    let dir =
-        std::env::temp_dir().join(format!("lifeline-zero-train-bench-{}", std::process::id()));
     // A window of real positions: a few uniform self-play games.
-    let scratch = RunDir::new(&dir);
-    let out = selfplay::generate::RunOutput {
-        run: &scratch,
-        model: "random",
-        iteration: None,
-        progress: false,
-    };
-    let mut quick = cfg.clone();
-    quick.search.visits = 8;
-    quick.selfplay.fast_visits = 8;
-    quick.selfplay.full_search_share = 1.0;
-    selfplay::generate::generate(
-        &quick,
-        |_| selfplay::search::UniformEvaluator,
-        4,
-        1,
-        0,
-        &out,
-    )?;
-    let window = Window::load(&scratch, &cfg.games(), &train)?;
-    let _ = std::fs::remove_dir_all(&dir);
+    let (window, _) = train::machine::sample_window(&cfg, &train, None, 4)?;
     let device = parse_device(device)?;
     let model = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
     let mut t = Trainer::new(model, train.clone());
+    let kernels = format!("{:?}", t.kernels());
     let b = window.batch(train.batch_size, 0, 0, true);
     t.step(&b); // warm-up
     let mut time_burn = || {
@@ -536,7 +514,12 @@ fn bench(
         train.optimizer
     );
     println!(
-        "burn train batch {:>4}: {rate:>9.1} samples/s",
+        "machine: {} ({} cores)",
+        train::machine::cpu_name(),
+        train::machine::available_cores()
+    );
+    println!(
+        "{kernels} train batch {:>4}: {rate:>9.1} samples/s",
         train.batch_size
     );
     if !reference {
@@ -564,7 +547,7 @@ fn bench(
             print!("{text}");
         } else {
             println!(
-                "round {}: burn {burn:.1}, jax {jax:.1} samples/s: {:.2}",
+                "round {}: {kernels} {burn:.1}, jax {jax:.1} samples/s: {:.2}",
                 round + 1,
                 burn / jax
             );
@@ -572,10 +555,10 @@ fn bench(
         ratios.push(burn / jax);
     }
     if rounds == 1 {
-        println!("burn / jax: {:.2}", ratios[0]);
+        println!("{kernels} / jax: {:.2}", ratios[0]);
     } else {
         println!(
-            "burn / jax: {}",
+            "{kernels} / jax: {}",
             selfplay::bench::median_of_rounds(&mut ratios)
         );
     }
