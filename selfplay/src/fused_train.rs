@@ -697,7 +697,7 @@ impl FusedTrainer {
             trunk,
             &mut d_features,
             &mut self.grad_in,
-            Some(&mut self.grad),
+            Some(&mut self.grad[..]),
         );
         sink.conv_bn(&net.policy_conv, &w.policy_conv, g);
 
@@ -727,7 +727,7 @@ impl FusedTrainer {
             trunk,
             &mut d_features,
             &mut self.grad_in,
-            Some(&mut self.grad),
+            Some(&mut self.grad[..]),
         );
         sink.conv_bn(&net.value_conv, &w.value_conv, g);
 
@@ -778,7 +778,7 @@ impl FusedTrainer {
                 input,
                 &mut self.grad_pre,
                 &mut self.grad_in,
-                Some(&mut self.grad),
+                Some(&mut self.grad[..]),
             );
             sink.conv_bn(&net.blocks[i].first, &bw.first, g);
         }
@@ -1013,9 +1013,9 @@ fn conv_bn_backward(
     w: &ConvBnWeights,
     s: &NormState,
     x: &[f32],
-    d: &mut Vec<f32>,
+    d: &mut [f32],
     d_input: &mut Vec<f32>,
-    add_to: Option<&mut Vec<f32>>,
+    add_to: Option<&mut [f32]>,
 ) -> ConvBnGrads {
     let g = conv_bn_backward_no_input(cells, w, s, x, d);
     let n = x.len() / w.inputs;

@@ -60,9 +60,10 @@ fn invalid_configs_name_the_file_and_field() {
         ("blocks = 4", "blocks = 0", "network.blocks"),
         ("[loop]", "[loop]\ndevice = \"tpu\"", "loop.device"),
         ("size = 5", "size = 2", "size"),
+        // One role's cores given and the other's left to the measured split.
         (
-            "selfplay_threads = 1",
             "selfplay_threads = 0",
+            "selfplay_threads = 1",
             "loop.selfplay_threads",
         ),
         ("ratio = 4.0", "ratio = nan", "loop.ratio"),
