@@ -5,7 +5,8 @@ use crate::balance::{Estimate, FirstPlayer, KomiCurve, PieRow};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+pub(crate) type Chart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// A fair game: Black scores one half.
 const FAIR: Option<f64> = Some(0.5);
@@ -20,13 +21,13 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-fn colour(i: usize) -> RGBColor {
+pub(crate) fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
 /// A chart of `x_range` by `y_range` with labelled axes and a faint horizontal line at
 /// `reference` (a fair game's score), drawn by `draw`, as SVG text.
-fn svg_chart(
+pub(crate) fn svg_chart(
     title: &str,
     (x_desc, x_range): (&str, std::ops::Range<f64>),
     (y_desc, y_range): (&str, std::ops::Range<f64>),
@@ -71,7 +72,7 @@ fn svg_chart(
 }
 
 /// Points at `x` with vertical interval bars, as one labelled series.
-fn points_with_intervals(
+pub(crate) fn points_with_intervals(
     chart: &mut Chart,
     label: &str,
     c: RGBColor,

@@ -73,6 +73,8 @@ pub enum EvalError {
     RunDir(#[from] selfplay::rundir::RunDirError),
     #[error("interrupted: the match was stopped before its end and nothing of it was written")]
     Interrupted,
+    #[error("stopped: {what} was stopped before its end")]
+    Stopped { what: String },
     #[error("{player}: {source}")]
     Search {
         player: String,

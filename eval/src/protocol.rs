@@ -498,6 +498,7 @@ impl Session {
     }
 
     /// `swapmap`: the value of each opening of the game for the player who made it, as SVG.
+    /// An interrupt stops it between two openings' searches, with an error.
     fn swapmap(&self) -> Result<String, String> {
         if matches!(self.player.brain, Brain::Random) {
             return Err("the random player has no values: serve mcts:N or a network".into());
@@ -510,8 +511,9 @@ impl Session {
             progress: false,
             ..Default::default()
         };
-        let map = crate::swapmap::swap_map(&self.game, &self.player, 0, &opts)
-            .map_err(|e| e.to_string())?;
+        let map =
+            crate::swapmap::swap_map(&self.game, &self.player, 0, &opts, &|| self.interrupted())
+                .map_err(|e| e.to_string())?;
         let board = self.history[0].board();
         Ok(crate::swapmap::swap_map_svg(board, &map).replace('\n', ""))
     }
@@ -854,6 +856,16 @@ mod tests {
         assert!(err(&mut s, "svg sideways").contains("svg takes"));
         let map = ok(&mut s, "swapmap");
         assert!(map.starts_with("<svg") && map.contains("Swap map"), "{map}");
+        // An interrupt after its ticket stops it between two openings' searches.
+        s.interrupts().raise();
+        let e = err(&mut s, "swapmap");
+        assert!(e.contains("stopped") && e.contains("swap map"), "{e}");
+        // The driver gives the next command a ticket past that interrupt.
+        s.set_ticket(s.interrupts().count());
+        assert!(
+            ok(&mut s, "swapmap").starts_with("<svg"),
+            "the next one runs whole"
+        );
     }
 
     #[test]

@@ -360,144 +360,39 @@ pub fn format_table(t: &RatingTable) -> String {
     s
 }
 
-/// About five round tick values (1, 2 or 5 times a power of ten apart) within `[lo, hi]`.
-fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let raw = (hi - lo) / 5.0;
-    if !(raw > 0.0) || !raw.is_finite() {
-        return vec![lo];
-    }
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs()))
-        .unwrap();
-    let mut out = Vec::new();
-    let mut t = (lo / step).ceil() * step;
-    while t <= hi + 1e-9 * step {
-        out.push(if t.abs() < 1e-9 * step { 0.0 } else { t });
-        t += step;
-    }
-    out
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// An SVG plot: checkpoints' ratings with their intervals against training step (one series
-/// per visit count), baselines as dashed horizontal lines.
-pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
-    let (w, h) = (760.0f64, 460.0f64);
-    let (left, right, top, bottom) = (70.0, 150.0, 40.0, 50.0);
-    let (pw, ph) = (w - left - right, h - top - bottom);
+/// A plot of the checkpoints' ratings with their 95% intervals against training step (one
+/// series per visit count), and the baselines as labelled horizontal lines, drawn with
+/// plotters like the other charts ([`crate::charts`]).
+pub fn ratings_svg(t: &RatingTable, title: &str) -> Result<String, String> {
+    use crate::balance::Estimate;
+    use crate::charts::{colour, points_with_intervals, svg_chart};
+    use plotters::prelude::*;
     let checkpoints: Vec<&Rating> = t
         .players
         .iter()
         .filter(|r| r.player.kind == PlayerKind::Checkpoint && r.player.step.is_some())
         .collect();
-    let baselines: Vec<&Rating> = t
-        .players
+    let steps = checkpoints
         .iter()
-        .filter(|r| r.player.kind != PlayerKind::Checkpoint)
-        .collect();
-    let (mut xmin, mut xmax) = (f64::INFINITY, f64::NEG_INFINITY);
-    for r in &checkpoints {
-        let x = r.player.step.unwrap() as f64;
-        xmin = xmin.min(x);
-        xmax = xmax.max(x);
-    }
-    if !xmin.is_finite() {
-        (xmin, xmax) = (0.0, 1.0);
-    }
-    if xmax - xmin < 1.0 {
-        xmax = xmin + 1.0;
-    }
+        .map(|r| r.player.step.unwrap_or(0) as f64);
+    let (xmin, xmax) = steps.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+        (lo.min(x), hi.max(x))
+    });
+    let (xmin, xmax) = if xmin.is_finite() {
+        (xmin, xmax.max(xmin + 1.0))
+    } else {
+        (0.0, 1.0)
+    };
     let xpad = (xmax - xmin) * 0.04;
-    xmin -= xpad;
-    xmax += xpad;
+    let (xmin, xmax) = (xmin - xpad, xmax + xpad);
     let (mut ymin, mut ymax) = (0.0f64, 0.0f64);
-    for r in t.players.iter() {
+    for r in &t.players {
         // Huge intervals (players with little information) do not stretch the axis.
         ymin = ymin.min(r.elo).min(r.lo.max(r.elo - 400.0));
         ymax = ymax.max(r.elo).max(r.hi.min(r.elo + 400.0));
     }
     let pad = ((ymax - ymin) * 0.05).max(10.0);
-    ymin -= pad;
-    ymax += pad;
-    let sx = |x: f64| left + (x - xmin) / (xmax - xmin) * pw;
-    let sy = |y: f64| top + (ymax - y.clamp(ymin, ymax)) / (ymax - ymin) * ph;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        left + pw / 2.0,
-        esc(title)
-    );
-    let _ = writeln!(
-        s,
-        r#"<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="black"/>"#
-    );
-    // Axis ticks at round numbers.
-    for y in nice_ticks(ymin, ymax) {
-        let _ = writeln!(
-            s,
-            r##"<line x1="{left}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{y}</text>"##,
-            left + pw,
-            left - 6.0,
-            sy(y) + 4.0,
-            py = sy(y)
-        );
-    }
-    for x in nice_ticks(xmin, xmax) {
-        let _ = writeln!(
-            s,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle">{x}</text>"#,
-            sx(x),
-            top + ph + 18.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">training step</text>"#,
-        left + pw / 2.0,
-        h - 10.0
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">Elo ({})</text>"#,
-        top + ph / 2.0,
-        top + ph / 2.0,
-        esc(&t.anchor_note)
-    );
-    let colours = [
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-    ];
-    for (k, b) in baselines.iter().enumerate() {
-        let y = sy(b.elo);
-        let c = colours[(k + 3) % colours.len()];
-        let _ = writeln!(
-            s,
-            r#"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{c}" stroke-dasharray="6 4"/>"#,
-            left + pw
-        );
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="{:.1}" fill="{c}">{} {:.0}</text>"#,
-            left + pw + 6.0,
-            y + 4.0,
-            esc(&b.player.name),
-            b.elo
-        );
-    }
+    let clamp = |y: f64| y.clamp(ymin - pad, ymax + pad);
     let mut series: BTreeMap<u32, Vec<&Rating>> = BTreeMap::new();
     for r in &checkpoints {
         series
@@ -505,41 +400,55 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> String {
             .or_default()
             .push(r);
     }
-    for (k, (visits, mut pts)) in series.into_iter().enumerate() {
-        let c = colours[k % colours.len()];
-        pts.sort_by_key(|r| r.player.step);
-        let path: Vec<String> = pts
-            .iter()
-            .map(|r| format!("{:.1},{:.1}", sx(r.player.step.unwrap() as f64), sy(r.elo)))
-            .collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{c}"/>"#,
-            path.join(" ")
-        );
-        for r in &pts {
-            let x = sx(r.player.step.unwrap() as f64);
-            let _ = writeln!(
-                s,
-                r#"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="{c}"/><circle cx="{x:.1}" cy="{:.1}" r="3" fill="{c}"><title>{} {:.1} [{:.1}, {:.1}]</title></circle>"#,
-                sy(r.lo),
-                sy(r.hi),
-                sy(r.elo),
-                esc(&r.player.name),
-                r.elo,
-                r.lo,
-                r.hi
-            );
-        }
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="{}" fill="{c}">checkpoints @{visits}</text>"#,
-            left + 8.0,
-            top + 16.0 + 14.0 * k as f64
-        );
-    }
-    s.push_str("</svg>\n");
-    s
+    svg_chart(
+        title,
+        ("training step", xmin..xmax),
+        (&format!("Elo ({})", t.anchor_note), ymin - pad..ymax + pad),
+        None,
+        |chart| {
+            let baselines = t
+                .players
+                .iter()
+                .filter(|r| r.player.kind != PlayerKind::Checkpoint);
+            for (k, b) in baselines.enumerate() {
+                let c = colour(k + 3).mix(0.7);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(xmin, b.elo), (xmax, b.elo)],
+                        6,
+                        4,
+                        c.into(),
+                    ))
+                    .map_err(|e| e.to_string())?
+                    .label(format!("{} {:.0}", b.player.name, b.elo))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+            }
+            for (k, (visits, mut pts)) in series.into_iter().enumerate() {
+                pts.sort_by_key(|r| r.player.step);
+                let points: Vec<(f64, Estimate)> = pts
+                    .iter()
+                    .map(|r| {
+                        let x = r.player.step.unwrap_or(0) as f64;
+                        let e = Estimate {
+                            estimate: r.elo,
+                            lo: clamp(r.lo),
+                            hi: clamp(r.hi),
+                        };
+                        (x, e)
+                    })
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().map(|p| (p.0, p.1.estimate)),
+                        colour(k),
+                    ))
+                    .map_err(|e| e.to_string())?;
+                let label = format!("checkpoints @{visits}");
+                points_with_intervals(chart, &label, colour(k), &points)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Fit the ratings of every result under `RUN/eval/` and write `RUN/eval/ratings.json` and
@@ -564,7 +473,10 @@ pub fn update_ratings(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     );
-    crate::results::write_atomic(&rundir.ratings_svg(), &ratings_svg(&table, &title))?;
+    let svg = ratings_svg(&table, &title).map_err(|e| {
+        crate::EvalError::Config(format!("{}: {e}", rundir.ratings_svg().display()))
+    })?;
+    crate::results::write_atomic(&rundir.ratings_svg(), &svg)?;
     Ok(table)
 }
 
@@ -746,10 +658,16 @@ mod tests {
             },
         ];
         let t = fit_ratings(&results, RatingOptions::default());
-        let svg = ratings_svg(&t, "test");
+        let svg = ratings_svg(&t, "test").unwrap();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert_eq!(svg.matches("<circle").count(), 2);
-        assert!(svg.contains("mcts:200") && svg.contains("stroke-dasharray"));
+        // The two checkpoints and the legend's mark of their series.
+        assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
+        assert!(svg.contains("checkpoints @32"));
+        // The baselines, as labelled lines of the legend.
+        assert!(
+            svg.contains("mcts:200") && svg.contains("random 0"),
+            "{svg}"
+        );
         assert!(!svg.contains("NaN"));
     }
 }

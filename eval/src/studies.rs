@@ -351,7 +351,15 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
             let maps = l
                 .players
                 .iter()
-                .map(|p| crate::swapmap::swap_map(&l.run.game, p, *check_games, &l.opts))
+                .map(|p| {
+                    crate::swapmap::swap_map(
+                        &l.run.game,
+                        p,
+                        *check_games,
+                        &l.opts,
+                        &selfplay::rundir::stop_requested,
+                    )
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let start = l
                 .run

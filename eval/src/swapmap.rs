@@ -60,6 +60,7 @@ pub fn swap_map(
     player: &Contestant,
     check_games: usize,
     opts: &StudyOptions,
+    stopped: &dyn Fn() -> bool,
 ) -> Result<SwapMap, EvalError> {
     let start = game
         .start()
@@ -79,6 +80,12 @@ pub fn swap_map(
         let (value, checked) = match by_orbit.get(&key) {
             Some(v) => v.clone(),
             None => {
+                // Between openings: each one's search is bounded, the whole map is not.
+                if stopped() {
+                    return Err(EvalError::Stopped {
+                        what: format!("the swap map of {}", game.label()),
+                    });
+                }
                 let seed = opts.seed.wrapping_add(by_orbit.len() as u64);
                 let value = value_after(&start, &key, player, seed)?;
                 let checked = (check_games > 0)
