@@ -406,10 +406,17 @@ struct ConvBnGrads {
 pub struct FusedTrainer {
     cells: Cells,
     acts: Activations,
-    /// Gradient buffers `(N, C)`: of the trunk's output and of a layer's pre-activation.
-    grad: Vec<f32>,
-    grad_pre: Vec<f32>,
-    grad_in: Vec<f32>,
+    grads: GradBuffers,
+}
+
+/// Gradient buffers `(N, C)`, kept between steps.
+#[derive(Default)]
+struct GradBuffers {
+    /// d(loss)/d(the trunk's output), then of each block's input, last block first.
+    trunk: Vec<f32>,
+    /// A layer's output gradient, and its input gradient.
+    layer: Vec<f32>,
+    input: Vec<f32>,
 }
 
 impl std::fmt::Debug for FusedTrainer {
@@ -478,7 +485,24 @@ impl FusedTrainer {
         let (d_policy, d_value, terms) =
             loss_gradients(batch, &policy_logits, &value_logits, policy_len, weights);
         let (d_own, ownership_loss) = self.ownership_gradient(batch, weights.ownership);
-        self.backward(net, &w, batch, &d_policy, &d_value, &d_own, &mut sink);
+        let FusedTrainer { cells, acts, grads } = self;
+        let mut back = Backward {
+            cells,
+            acts,
+            w: &w,
+            net,
+            sink: &mut sink,
+        };
+        let c = w.stem.outputs;
+        grads.trunk.clear();
+        grads.trunk.resize(batch.size * cells.count() * c, 0.0);
+        back.ownership(&d_own, grads);
+        back.policy_head(area, &d_policy, grads);
+        back.value_head(&d_value, grads);
+        for i in (0..w.blocks.len()).rev() {
+            back.block(i, grads);
+        }
+        back.stem(grads);
         self.update_running_statistics(net);
         let terms = LossTerms {
             ownership: ownership_loss,
@@ -614,180 +638,6 @@ impl FusedTrainer {
         (grad, (loss / total as f64) as f32)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn backward(
-        &mut self,
-        net: &PolicyValueNet,
-        w: &Weights,
-        batch: &TrainBatch,
-        d_policy: &[f32],
-        d_value: &[f32],
-        d_own: &[f32],
-        sink: &mut GradSink,
-    ) {
-        let cells = self.cells.count();
-        let b = batch.size;
-        let n = b * cells;
-        let c = w.stem.outputs;
-        let area = batch.height * batch.width;
-        let policy_len = area + GLOBAL_POLICY;
-        let a = &self.acts;
-        let trunk = trunk_output(&a.stem, &a.blocks);
-        // The trunk's output gradient, from the three heads.
-        self.grad.clear();
-        self.grad.resize(n * c, 0.0);
-
-        // Ownership: a 1x1 convolution to one channel with a bias.
-        let own = d_own;
-        let mut d_own_w = vec![0f32; c];
-        gemm(
-            &mut d_own_w,
-            c,
-            1,
-            n,
-            transposed(trunk, c),
-            rows(own, 1),
-            false,
-        );
-        let d_own_b: f32 = own.iter().sum();
-        for (row, &g) in self.grad.chunks_exact_mut(c).zip(own) {
-            row.iter_mut()
-                .zip(&w.ownership)
-                .for_each(|(d, wv)| *d += g * wv);
-        }
-        sink.add(&net.ownership.weight, d_own_w, [1, c, 1, 1]);
-        if let Some(bias) = &net.ownership.bias {
-            sink.add_id(bias.id, vec![d_own_b], [1]);
-        }
-
-        // Policy head: cell logits from the policy features, global logits from their pool.
-        let hc = w.policy_conv.outputs;
-        let mut d_features = vec![0f32; n * hc];
-        let mut d_cells_w = vec![0f32; hc];
-        let mut d_cells_b = 0f32;
-        let mut d_global = vec![0f32; b * GLOBAL_POLICY];
-        for p in 0..b {
-            let d = &d_policy[p * policy_len..(p + 1) * policy_len];
-            d_cells_b += d[..area].iter().sum::<f32>();
-            d_global[p * GLOBAL_POLICY..(p + 1) * GLOBAL_POLICY].copy_from_slice(&d[area..]);
-            for (j, &g) in self.cells.grid.iter().enumerate() {
-                let row = p * cells + j;
-                let f = &a.policy.out[row * hc..(row + 1) * hc];
-                let df = &mut d_features[row * hc..(row + 1) * hc];
-                for k in 0..hc {
-                    d_cells_w[k] += d[g] * f[k];
-                    df[k] = d[g] * w.policy_cells[k];
-                }
-            }
-        }
-        sink.add(&net.policy_cells.weight, d_cells_w, [1, hc, 1, 1]);
-        if let Some(bias) = &net.policy_cells.bias {
-            sink.add_id(bias.id, vec![d_cells_b], [1]);
-        }
-        let mut d_pooled = vec![0f32; b * POOLED_FEATURES * hc];
-        let g = w
-            .policy_global
-            .backward(&a.policy_pooled, &d_global, Some(&mut d_pooled));
-        sink.dense(&net.policy_global, &w.policy_global, g);
-        pool_backward(&self.cells, &a.policy.out, hc, &d_pooled, &mut d_features);
-        let g = conv_bn_backward(
-            &self.cells,
-            &w.policy_conv,
-            &a.policy,
-            trunk,
-            &mut d_features,
-            &mut self.grad_in,
-            Some(&mut self.grad[..]),
-        );
-        sink.conv_bn(&net.policy_conv, &w.policy_conv, g);
-
-        // Value head: pool, hidden layer, output.
-        let vc = w.value_conv.outputs;
-        let vh = w.value_hidden.outputs;
-        let mut d_hidden = vec![0f32; b * vh];
-        let g = w
-            .value_out
-            .backward(&a.value_hidden, d_value, Some(&mut d_hidden));
-        sink.dense(&net.value_out, &w.value_out, g);
-        d_hidden
-            .iter_mut()
-            .zip(&a.value_hidden)
-            .for_each(|(d, &h)| *d = if h > 0.0 { *d } else { 0.0 });
-        let mut d_pooled = vec![0f32; b * POOLED_FEATURES * vc];
-        let g = w
-            .value_hidden
-            .backward(&a.value_pooled, &d_hidden, Some(&mut d_pooled));
-        sink.dense(&net.value_hidden, &w.value_hidden, g);
-        let mut d_features = vec![0f32; n * vc];
-        pool_backward(&self.cells, &a.value.out, vc, &d_pooled, &mut d_features);
-        let g = conv_bn_backward(
-            &self.cells,
-            &w.value_conv,
-            &a.value,
-            trunk,
-            &mut d_features,
-            &mut self.grad_in,
-            Some(&mut self.grad[..]),
-        );
-        sink.conv_bn(&net.value_conv, &w.value_conv, g);
-
-        // The tower, last block first. `self.grad` holds d(loss)/d(block output).
-        for i in (0..w.blocks.len()).rev() {
-            let (bw, s) = (&w.blocks[i], &a.blocks[i]);
-            let input = if i == 0 {
-                &a.stem.out
-            } else {
-                &a.blocks[i - 1].second.out
-            };
-            // out = relu(bn(second) + input): the ReLU's gradient goes to both.
-            mask_by_positive(&mut self.grad, &s.second.out);
-            self.grad_pre.clone_from(&self.grad);
-            let second_input = if bw.pool.is_some() {
-                &s.biased
-            } else {
-                &s.first.out
-            };
-            let g = conv_bn_backward(
-                &self.cells,
-                &bw.second,
-                &s.second,
-                second_input,
-                &mut self.grad_pre,
-                &mut self.grad_in,
-                None,
-            );
-            sink.conv_bn(&net.blocks[i].second, &bw.second, g);
-            // self.grad_in: d(loss)/d(second input), as (N, C).
-            if let (Some(pool), Some(layer)) = (&bw.pool, &net.blocks[i].pool) {
-                let mut d_bias = vec![0f32; b * c];
-                for (p, d) in d_bias.chunks_exact_mut(c).enumerate() {
-                    for row in self.grad_in[p * cells * c..(p + 1) * cells * c].chunks_exact(c) {
-                        d.iter_mut().zip(row).for_each(|(s, v)| *s += v);
-                    }
-                }
-                let mut d_pooled = vec![0f32; b * POOLED_FEATURES * c];
-                let g = pool.backward(&s.pooled, &d_bias, Some(&mut d_pooled));
-                sink.dense(layer, pool, g);
-                pool_backward(&self.cells, &s.first.out, c, &d_pooled, &mut self.grad_in);
-            }
-            std::mem::swap(&mut self.grad_pre, &mut self.grad_in);
-            let g = conv_bn_backward(
-                &self.cells,
-                &bw.first,
-                &s.first,
-                input,
-                &mut self.grad_pre,
-                &mut self.grad_in,
-                Some(&mut self.grad[..]),
-            );
-            sink.conv_bn(&net.blocks[i].first, &bw.first, g);
-        }
-        let mut d = std::mem::take(&mut self.grad);
-        let g = conv_bn_backward_no_input(&self.cells, &w.stem, &a.stem, &a.input, &mut d);
-        self.grad = d;
-        sink.conv_bn(&net.stem, &w.stem, g);
-    }
-
     /// running <- (1 - momentum) running + momentum batch, for every batch norm.
     fn update_running_statistics(&self, net: &PolicyValueNet) {
         let a = &self.acts;
@@ -816,6 +666,216 @@ impl FusedTrainer {
             blend(&norm.running_mean, &s.mean);
             blend(&norm.running_var, &s.var);
         }
+    }
+}
+
+/// The backward pass: what it reads (the board's cells, the forward pass's activations, the
+/// weights, the parameters for their ids) and where the gradients go.
+struct Backward<'a, 'b> {
+    cells: &'a Cells,
+    acts: &'a Activations,
+    w: &'a Weights,
+    net: &'a PolicyValueNet,
+    sink: &'a mut GradSink<'b>,
+}
+
+impl Backward<'_, '_> {
+    fn trunk(&self) -> &[f32] {
+        trunk_output(&self.acts.stem, &self.acts.blocks)
+    }
+
+    /// Ownership: a 1x1 convolution of the trunk to one channel with a bias; `d_own` is the
+    /// gradient before its tanh.
+    fn ownership(&mut self, d_own: &[f32], g: &mut GradBuffers) {
+        let c = self.w.stem.outputs;
+        let trunk = self.trunk();
+        let n = trunk.len() / c;
+        let mut weight = vec![0f32; c];
+        gemm(
+            &mut weight,
+            c,
+            1,
+            n,
+            transposed(trunk, c),
+            rows(d_own, 1),
+            false,
+        );
+        for (row, &d) in g.trunk.chunks_exact_mut(c).zip(d_own) {
+            row.iter_mut()
+                .zip(&self.w.ownership)
+                .for_each(|(t, w)| *t += d * w);
+        }
+        self.sink
+            .add(&self.net.ownership.weight, weight, [1, c, 1, 1]);
+        if let Some(bias) = &self.net.ownership.bias {
+            self.sink.add_id(bias.id, vec![d_own.iter().sum()], [1]);
+        }
+    }
+
+    /// Policy head: cell logits from the policy features (a 1x1 convolution to one channel;
+    /// its bias also makes the off-board logits, which the legal mask leaves no gradient),
+    /// global logits from their pool.
+    fn policy_head(&mut self, area: usize, d_policy: &[f32], g: &mut GradBuffers) {
+        let (w, a) = (self.w, self.acts);
+        let hc = w.policy_conv.outputs;
+        let count = self.cells.count();
+        let policy_len = area + GLOBAL_POLICY;
+        let b = d_policy.len() / policy_len;
+        let mut d_features = vec![0f32; b * count * hc];
+        let mut d_cells_w = vec![0f32; hc];
+        let mut d_global = vec![0f32; b * GLOBAL_POLICY];
+        for (p, d) in d_policy.chunks_exact(policy_len).enumerate() {
+            d_global[p * GLOBAL_POLICY..(p + 1) * GLOBAL_POLICY].copy_from_slice(&d[area..]);
+            for (j, &cell) in self.cells.grid.iter().enumerate() {
+                let row = p * count + j;
+                let f = &a.policy.out[row * hc..(row + 1) * hc];
+                let df = &mut d_features[row * hc..(row + 1) * hc];
+                for k in 0..hc {
+                    d_cells_w[k] += d[cell] * f[k];
+                    df[k] = d[cell] * w.policy_cells[k];
+                }
+            }
+        }
+        let d_cells_b: f32 = d_policy
+            .chunks_exact(policy_len)
+            .map(|d| d[..area].iter().sum::<f32>())
+            .sum();
+        self.sink
+            .add(&self.net.policy_cells.weight, d_cells_w, [1, hc, 1, 1]);
+        if let Some(bias) = &self.net.policy_cells.bias {
+            self.sink.add_id(bias.id, vec![d_cells_b], [1]);
+        }
+        let mut d_pooled = vec![0f32; b * POOLED_FEATURES * hc];
+        let grads = w
+            .policy_global
+            .backward(&a.policy_pooled, &d_global, Some(&mut d_pooled));
+        self.sink
+            .dense(&self.net.policy_global, &w.policy_global, grads);
+        pool_backward(self.cells, &a.policy.out, hc, &d_pooled, &mut d_features);
+        self.head_conv(
+            &w.policy_conv,
+            &a.policy,
+            &self.net.policy_conv,
+            &mut d_features,
+            g,
+        );
+    }
+
+    /// Value head: pool of the value features, a hidden layer with ReLU, the output layer.
+    fn value_head(&mut self, d_value: &[f32], g: &mut GradBuffers) {
+        let (w, a) = (self.w, self.acts);
+        let b = d_value.len() / VALUE_OUTPUTS;
+        let vc = w.value_conv.outputs;
+        let mut d_hidden = vec![0f32; b * w.value_hidden.outputs];
+        let grads = w
+            .value_out
+            .backward(&a.value_hidden, d_value, Some(&mut d_hidden));
+        self.sink.dense(&self.net.value_out, &w.value_out, grads);
+        mask_by_positive(&mut d_hidden, &a.value_hidden);
+        let mut d_pooled = vec![0f32; b * POOLED_FEATURES * vc];
+        let grads = w
+            .value_hidden
+            .backward(&a.value_pooled, &d_hidden, Some(&mut d_pooled));
+        self.sink
+            .dense(&self.net.value_hidden, &w.value_hidden, grads);
+        let mut d_features = vec![0f32; b * self.cells.count() * vc];
+        pool_backward(self.cells, &a.value.out, vc, &d_pooled, &mut d_features);
+        self.head_conv(
+            &w.value_conv,
+            &a.value,
+            &self.net.value_conv,
+            &mut d_features,
+            g,
+        );
+    }
+
+    /// A head's convolution of the trunk, whose input gradient adds to the trunk's.
+    fn head_conv(
+        &mut self,
+        w: &ConvBnWeights,
+        s: &NormState,
+        layer: &ConvBn,
+        d: &mut [f32],
+        g: &mut GradBuffers,
+    ) {
+        let trunk = self.trunk();
+        let grads = conv_bn_backward(
+            self.cells,
+            w,
+            s,
+            trunk,
+            d,
+            &mut g.input,
+            Some(&mut g.trunk[..]),
+        );
+        self.sink.conv_bn(layer, w, grads);
+    }
+
+    /// Block `i`, whose output gradient is in `g.trunk`; leaves its input's gradient there.
+    fn block(&mut self, i: usize, g: &mut GradBuffers) {
+        let (bw, s, a) = (&self.w.blocks[i], &self.acts.blocks[i], self.acts);
+        let layer = &self.net.blocks[i];
+        let input = if i == 0 {
+            &a.stem.out
+        } else {
+            &a.blocks[i - 1].second.out
+        };
+        // out = relu(bn(second) + input): the ReLU's gradient goes to both.
+        mask_by_positive(&mut g.trunk, &s.second.out);
+        g.layer.clone_from(&g.trunk);
+        let second_input = if bw.pool.is_some() {
+            &s.biased
+        } else {
+            &s.first.out
+        };
+        let grads = conv_bn_backward(
+            self.cells,
+            &bw.second,
+            &s.second,
+            second_input,
+            &mut g.layer,
+            &mut g.input,
+            None,
+        );
+        self.sink.conv_bn(&layer.second, &bw.second, grads);
+        // g.input: d(loss)/d(second input); with a pool, through the bias to the first's
+        // output too.
+        if let (Some(pool), Some(pool_layer)) = (&bw.pool, &layer.pool) {
+            let c = pool.outputs;
+            let per_position = self.cells.count() * c;
+            let mut d_bias = vec![0f32; g.input.len() / self.cells.count()];
+            for (d, position) in d_bias
+                .chunks_exact_mut(c)
+                .zip(g.input.chunks_exact(per_position))
+            {
+                for row in position.chunks_exact(c) {
+                    d.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                }
+            }
+            let mut d_pooled = vec![0f32; d_bias.len() / c * POOLED_FEATURES * c];
+            let grads = pool.backward(&s.pooled, &d_bias, Some(&mut d_pooled));
+            self.sink.dense(pool_layer, pool, grads);
+            pool_backward(self.cells, &s.first.out, c, &d_pooled, &mut g.input);
+        }
+        std::mem::swap(&mut g.layer, &mut g.input);
+        let grads = conv_bn_backward(
+            self.cells,
+            &bw.first,
+            &s.first,
+            input,
+            &mut g.layer,
+            &mut g.input,
+            Some(&mut g.trunk[..]),
+        );
+        self.sink.conv_bn(&layer.first, &bw.first, grads);
+    }
+
+    /// The stem, whose output gradient is in `g.trunk` (its input is data).
+    fn stem(&mut self, g: &mut GradBuffers) {
+        let a = self.acts;
+        let grads =
+            conv_bn_backward_no_input(self.cells, &self.w.stem, &a.stem, &a.input, &mut g.trunk);
+        self.sink.conv_bn(&self.net.stem, &self.w.stem, grads);
     }
 }
 
@@ -1007,7 +1067,6 @@ fn batch_norm_backward(w: &ConvBnWeights, s: &NormState, d: &mut [f32]) -> (Vec<
 /// Backward through ReLU, batch norm and the convolution of a layer whose output gradient
 /// is `d` (`(N, Cout)`, overwritten). The input gradient is written to `d_input` (resized), or
 /// added to `add_to` when given.
-#[allow(clippy::too_many_arguments)]
 fn conv_bn_backward(
     cells: &Cells,
     w: &ConvBnWeights,
