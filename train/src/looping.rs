@@ -599,6 +599,19 @@ impl Looper {
             record.trained_per_second,
             l.ratio
         );
+        if record.trainer_busy < 0.8 {
+            println!(
+                "note: the trainer would wait for samples {:.0}% of the time: a higher loop.ratio, fewer search.visits or more self-play cores would use it",
+                100.0 * (1.0 - record.trainer_busy)
+            );
+        }
+        let measured = record.speeds.split(cores, l.ratio);
+        if measured != split {
+            println!(
+                "note: the measured split would be {} self-play and {} training threads (loop.selfplay_threads = 0 and loop.train_threads = 0 use it)",
+                measured.selfplay_threads, measured.train_threads
+            );
+        }
         record.write(&self.run)?;
         Ok(split)
     }
