@@ -620,6 +620,24 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
             .starts_with("final model: 000008@8"),
         "{stdout}"
     );
+    // It measured the machine first, said so, and kept the figures with the config's split.
+    let machine = train::machine::MachineRecord::read(&rundir).expect("machine.json");
+    let speeds = &machine.speeds;
+    assert!(
+        speeds.selfplay_samples_per_second > 0.0
+            && speeds.inference_positions_per_second > 0.0
+            && speeds.train_samples_per_second > 0.0,
+        "{machine:?}"
+    );
+    assert_eq!(
+        (machine.split.selfplay_threads, machine.split.train_threads),
+        (1, 1)
+    );
+    assert!((0.0..=1.0).contains(&machine.trainer_busy), "{machine:?}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("machine: ")),
+        "{stdout}"
+    );
     // Resumed with a higher limit, it goes on from its newest checkpoint and numbers the rounds on.
     let again = train_loop(&config, &run, &["--iterations", "3"])
         .output()
