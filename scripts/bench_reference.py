@@ -10,8 +10,13 @@ The architecture is the one of selfplay/src/net.rs, as scripts/lifeline_net.py d
   --mode train   times one training step (forward, losses, gradients, SGD with momentum) in JAX
                  on CPU (what `train bench --reference` runs): lifeline_net.forward over JAX ops,
                  batch norm on the batch's statistics.
+  --mode train-torch
+                 the same step in PyTorch on CPU (scripts/torch_model.py's module in training
+                 mode, torch.optim.SGD), what `train bench --reference` adds where torch is
+                 installed.
 
-Output lines: "onnxruntime batch N: R positions/s" and "jax train batch N: R samples/s".
+Output lines: "onnxruntime batch N: R positions/s", "jax train batch N: R samples/s" and
+"torch train batch N: R samples/s".
 """
 import argparse
 import os
@@ -28,7 +33,7 @@ from lifeline_net import forward as net_forward  # noqa: E402
 
 def parse():
     p = argparse.ArgumentParser()
-    p.add_argument("--mode", choices=["infer", "train"], default="infer")
+    p.add_argument("--mode", choices=["infer", "train", "train-torch"], default="infer")
     p.add_argument("--planes", type=int, required=True)
     p.add_argument("--height", type=int, required=True)
     p.add_argument("--width", type=int, required=True)
@@ -179,9 +184,54 @@ def bench_train(a):
         print(f"jax train batch {batch:>4}: {done / (time.perf_counter() - t0):>9.1f} samples/s", flush=True)
 
 
+# ----------------------------------------------------------------------------------------------
+# PyTorch training step
+
+
+def bench_train_torch(a):
+    import torch
+    import torch.nn.functional as F
+
+    from torch_model import LifelineNet
+
+    torch.set_num_threads(a.threads)
+    cfg = Config.from_args(a)
+    net = LifelineNet(cfg).train()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    rng = np.random.default_rng(1)
+    for batch in [int(b) for b in a.batches.split(",")]:
+        x = torch.as_tensor((rng.random((batch, a.planes, a.height, a.width)) < 0.3).astype(np.float32))
+        mask = torch.ones((batch, 1, a.height, a.width))
+        legal = torch.ones((batch, a.policy_len), dtype=torch.bool)
+        pol = torch.full((batch, a.policy_len), 1.0 / a.policy_len)
+        val = torch.tensor([1.0, 0.0, 0.0]).repeat(batch, 1)
+        own_t = torch.zeros((batch, a.height, a.width))
+
+        def step():
+            policy, value, own = net(x, mask)
+            logp = F.log_softmax(torch.where(legal, policy, torch.tensor(-1e9)), dim=1)
+            lp = -(pol * logp).sum(dim=1).mean()
+            lv = -(val * F.log_softmax(value, dim=1)).sum(dim=1).mean()
+            lo = ((own - own_t) ** 2).mean()
+            loss = lp + lv + 0.15 * lo
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+        step()
+        t0, done = time.perf_counter(), 0
+        while time.perf_counter() - t0 < a.seconds or done == 0:
+            step()
+            done += batch
+        print(f"torch train batch {batch:>4}: {done / (time.perf_counter() - t0):>9.1f} samples/s", flush=True)
+
+
 if __name__ == "__main__":
     args = parse()
     if args.mode == "infer":
         bench_infer(args)
-    else:
+    elif args.mode == "train":
         bench_train(args)
+    else:
+        bench_train_torch(args)

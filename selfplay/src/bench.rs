@@ -1,6 +1,6 @@
-//! The reference timings of `scripts/bench_reference.py` (onnxruntime inference, JAX training
-//! of the same architecture), run side by side with burn's by `selfplay bench-net --reference`
-//! and `train bench --reference`.
+//! The reference timings of `scripts/bench_reference.py` (onnxruntime inference, JAX and
+//! PyTorch training of the same architecture), run side by side with ours by `selfplay
+//! bench-net --reference` and `train bench --reference`.
 
 use crate::net::NetConfig;
 use std::path::Path;
@@ -14,7 +14,8 @@ pub struct Shape {
     pub policy_len: usize,
 }
 
-/// Run the script in `mode` ("infer" or "train") for `net`; returns what it printed.
+/// Run the script in `mode` ("infer", "train" or "train-torch") for `net`; returns what it
+/// printed.
 pub fn run_reference(
     mode: &str,
     shape: Shape,
@@ -58,6 +59,16 @@ pub fn run_reference(
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Whether `python3` can import `module` (an optional reference, such as PyTorch).
+pub fn python_has(module: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// `median M of N rounds (r1 r2 …)`: the summary of ratios taken in alternating rounds,

@@ -119,11 +119,13 @@ enum Cmd {
         /// Batch size (default: train.batch_size of the config).
         #[arg(long)]
         batch: Option<usize>,
-        /// Also time the same step in JAX (scripts/bench_reference.py --mode train).
+        /// Also time the same step in JAX (scripts/bench_reference.py --mode train) and, where
+        /// python3 can import torch, in PyTorch (--mode train-torch).
         #[arg(long)]
         reference: bool,
-        /// With --reference: alternate burn and JAX this many times and report every round's
-        /// ratio and their median (timings on a shared machine drift between runs).
+        /// With --reference: alternate ours and the references this many times and report
+        /// every round's ratios and their medians (timings on a shared machine drift between
+        /// runs).
         #[arg(long, default_value_t = 1)]
         rounds: usize,
     },
@@ -531,35 +533,39 @@ fn bench(
         width: board.board.width(),
         policy_len: board.policy_len,
     };
-    let mut ratios = Vec::new();
-    for round in 0..rounds {
-        let burn = if round == 0 { rate } else { time_burn() };
-        let text = selfplay::bench::run_reference("train", shape, n, &[train.batch_size], 10.0)
-            .map_err(anyhow::Error::msg)?;
-        let jax =
-            selfplay::bench::rate_at(&text, "jax train", train.batch_size).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "no 'jax train batch {}' line in the reference output:\n{text}",
-                    train.batch_size
-                )
-            })?;
-        if rounds == 1 {
-            print!("{text}");
-        } else {
-            println!(
-                "round {}: {kernels} {burn:.1}, jax {jax:.1} samples/s: {:.2}",
-                round + 1,
-                burn / jax
-            );
-        }
-        ratios.push(burn / jax);
-    }
-    if rounds == 1 {
-        println!("{kernels} / jax: {:.2}", ratios[0]);
+    use std::fmt::Write as _;
+    // JAX always; PyTorch where python3 can import it.
+    let mut references = vec![("train", "jax train")];
+    if selfplay::bench::python_has("torch") {
+        references.push(("train-torch", "torch train"));
     } else {
+        println!("(PyTorch not importable by python3: JAX only)");
+    }
+    let mut ratios = vec![Vec::new(); references.len()];
+    for round in 0..rounds {
+        let ours = if round == 0 { rate } else { time_burn() };
+        let mut line = format!("round {}: {kernels} {ours:.1}", round + 1);
+        for ((mode, label), ratios) in references.iter().zip(&mut ratios) {
+            let text = selfplay::bench::run_reference(mode, shape, n, &[train.batch_size], 10.0)
+                .map_err(anyhow::Error::msg)?;
+            let theirs =
+                selfplay::bench::rate_at(&text, label, train.batch_size).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "no '{label} batch {}' line in the reference output:\n{text}",
+                        train.batch_size
+                    )
+                })?;
+            let name = label.trim_end_matches(" train");
+            let _ = write!(line, ", {name} {theirs:.1} ({:.2}x)", ours / theirs);
+            ratios.push(ours / theirs);
+        }
+        println!("{line} samples/s");
+    }
+    for ((_, label), ratios) in references.iter().zip(&mut ratios) {
+        let name = label.trim_end_matches(" train");
         println!(
-            "{kernels} / jax: {}",
-            selfplay::bench::median_of_rounds(&mut ratios)
+            "{kernels} / {name}: {}",
+            selfplay::bench::median_of_rounds(ratios)
         );
     }
     Ok(())
