@@ -39,7 +39,7 @@ const GROUP: usize = 4;
 /// Marks a neighbour off the board or the grid in [`Cells::neighbours`].
 pub(crate) const OFF_BOARD: u32 = u32::MAX;
 
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+pub(crate) fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_into_vec::<f32>().expect("f32 weights")
 }
 
@@ -148,27 +148,29 @@ fn matmul(lhs: &[f32], rhs: &[f32], out: &mut [f32], m: usize, k: usize, n: usiz
 
 /// A linear layer: `weight` `(in, out)` row-major as burn stores it, `bias` `(out)`.
 #[derive(Clone, Debug)]
-struct Dense {
-    weight: Vec<f32>,
-    bias: Vec<f32>,
-    outputs: usize,
+pub(crate) struct Dense {
+    pub(crate) weight: Vec<f32>,
+    pub(crate) bias: Vec<f32>,
+    pub(crate) inputs: usize,
+    pub(crate) outputs: usize,
 }
 
 impl Dense {
-    fn fold(l: &Linear) -> Self {
-        let [_, outputs] = l.weight.val().dims();
+    pub(crate) fn fold(l: &Linear) -> Self {
+        let [inputs, outputs] = l.weight.val().dims();
         Dense {
             weight: values(l.weight.val()),
             bias: l
                 .bias
                 .as_ref()
                 .map_or(vec![0.0; outputs], |b| values(b.val())),
+            inputs,
             outputs,
         }
     }
 
     /// `out` = `x` W + b for one input vector.
-    fn forward(&self, x: &[f32], out: &mut [f32]) {
+    pub(crate) fn forward(&self, x: &[f32], out: &mut [f32]) {
         out.copy_from_slice(&self.bias);
         for (&xi, w) in x.iter().zip(self.weight.chunks_exact(self.outputs)) {
             for (o, &w) in out.iter_mut().zip(w) {

@@ -23,7 +23,7 @@
 //! does (see [`crate::net`]). The test `fused_training_matches_burn_autodiff` compares losses,
 //! every parameter's gradient and the running statistics with burn's autodiff.
 
-use crate::fused::Cells;
+use crate::fused::{values, Cells, Dense};
 use crate::net::{ConvBn, PolicyValueNet, GLOBAL_POLICY, POOLED_FEATURES, VALUE_OUTPUTS};
 use burn::module::{Param, ParamId};
 use burn::nn::conv::Conv2d;
@@ -83,10 +83,6 @@ pub struct LossTerms {
     pub value: f32,
     pub ownership: f32,
     pub policy_entropy: f32,
-}
-
-fn values<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().try_into_vec::<f32>().expect("f32 weights")
 }
 
 /// A matrix view for gemm: element `(r, c)` at `data[r * rs + c * cs]`.
@@ -228,30 +224,10 @@ impl ConvBnWeights {
     }
 }
 
-/// A linear layer: `weight` `(in, out)` row-major as burn stores it.
-struct DenseWeights {
-    weight: Vec<f32>,
-    bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
-}
-
-impl DenseWeights {
-    fn read(l: &Linear) -> Self {
-        let [inputs, outputs] = l.weight.val().dims();
-        DenseWeights {
-            weight: values(l.weight.val()),
-            bias: l
-                .bias
-                .as_ref()
-                .map_or(vec![0.0; outputs], |b| values(b.val())),
-            inputs,
-            outputs,
-        }
-    }
-
+/// A linear layer of [`crate::fused`] over a batch, and its backward pass.
+impl Dense {
     /// `out` `(B, out)` = `x` `(B, in)` W + b.
-    fn forward(&self, x: &[f32], out: &mut [f32]) {
+    fn forward_rows(&self, x: &[f32], out: &mut [f32]) {
         let b = x.len() / self.inputs;
         for o in out.chunks_exact_mut(self.outputs) {
             o.copy_from_slice(&self.bias);
@@ -307,7 +283,7 @@ struct DenseGrads {
 struct BlockWeights {
     first: ConvBnWeights,
     second: ConvBnWeights,
-    pool: Option<DenseWeights>,
+    pool: Option<Dense>,
 }
 
 /// The network's weights, read from burn's parameters at the start of a step.
@@ -317,10 +293,10 @@ struct Weights {
     policy_conv: ConvBnWeights,
     policy_cells: Vec<f32>,
     policy_cells_bias: f32,
-    policy_global: DenseWeights,
+    policy_global: Dense,
     value_conv: ConvBnWeights,
-    value_hidden: DenseWeights,
-    value_out: DenseWeights,
+    value_hidden: Dense,
+    value_out: Dense,
     ownership: Vec<f32>,
     ownership_bias: f32,
 }
@@ -339,16 +315,16 @@ impl Weights {
                 .map(|b| BlockWeights {
                     first: ConvBnWeights::read(&b.first),
                     second: ConvBnWeights::read(&b.second),
-                    pool: b.pool.as_ref().map(DenseWeights::read),
+                    pool: b.pool.as_ref().map(Dense::fold),
                 })
                 .collect(),
             policy_conv: ConvBnWeights::read(&net.policy_conv),
             policy_cells: values(net.policy_cells.weight.val()),
             policy_cells_bias: conv_bias(&net.policy_cells),
-            policy_global: DenseWeights::read(&net.policy_global),
+            policy_global: Dense::fold(&net.policy_global),
             value_conv: ConvBnWeights::read(&net.value_conv),
-            value_hidden: DenseWeights::read(&net.value_hidden),
-            value_out: DenseWeights::read(&net.value_out),
+            value_hidden: Dense::fold(&net.value_hidden),
+            value_out: Dense::fold(&net.value_out),
             ownership: values(net.ownership.weight.val()),
             ownership_bias: conv_bias(&net.ownership),
         }
@@ -449,7 +425,7 @@ impl GradSink<'_> {
         self.add(&cb.norm.beta, g.beta, [w.outputs]);
     }
 
-    fn dense(&mut self, l: &Linear, w: &DenseWeights, g: DenseGrads) {
+    fn dense(&mut self, l: &Linear, w: &Dense, g: DenseGrads) {
         self.add(&l.weight, g.weight, [w.inputs, w.outputs]);
         if let Some(b) = &l.bias {
             self.add_id(b.id, g.bias, [w.outputs]);
@@ -577,7 +553,8 @@ impl FusedTrainer {
             &mut a.value_pooled,
         );
         a.value_hidden.resize(b * w.value_hidden.outputs, 0.0);
-        w.value_hidden.forward(&a.value_pooled, &mut a.value_hidden);
+        w.value_hidden
+            .forward_rows(&a.value_pooled, &mut a.value_hidden);
         a.value_hidden.iter_mut().for_each(|h| *h = h.max(0.0));
         // Ownership: tanh of a 1x1 convolution to one channel.
         let c = w.ownership.len();
@@ -615,7 +592,7 @@ impl FusedTrainer {
             w.policy_global.forward(pooled, &mut out[area..]);
         }
         let mut value = vec![0f32; b * VALUE_OUTPUTS];
-        w.value_out.forward(&a.value_hidden, &mut value);
+        w.value_out.forward_rows(&a.value_hidden, &mut value);
         (policy, value)
     }
 
@@ -1150,7 +1127,7 @@ fn pool_backward(cells: &Cells, x: &[f32], c: usize, dp: &[f32], dx: &mut [f32])
 /// The pooled bias of a block: `biased` = `x` + (pool(`x`) W + b) per board.
 fn add_pooled_bias(
     cells: &Cells,
-    layer: &DenseWeights,
+    layer: &Dense,
     x: &[f32],
     pooled: &mut Vec<f32>,
     biased: &mut Vec<f32>,
@@ -1160,7 +1137,7 @@ fn add_pooled_bias(
     let b = x.len() / (count * c);
     pool(cells, x, c, pooled);
     let mut bias = vec![0f32; b * c];
-    layer.forward(pooled, &mut bias);
+    layer.forward_rows(pooled, &mut bias);
     biased.resize(x.len(), 0.0);
     biased
         .par_chunks_mut(count * c)
