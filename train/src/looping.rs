@@ -587,7 +587,8 @@ impl Looper {
             }));
         }
         let speeds = crate::machine::measure(&self.cfg.run, &self.cfg.train, 1.0)?;
-        let split = configured.unwrap_or_else(|| speeds.split(cores, l.ratio));
+        let measured = speeds.split(cores, l.ratio);
+        let split = configured.unwrap_or(measured);
         let record = MachineRecord::new(speeds, split, l.ratio);
         println!("machine: {}", record.speeds.line());
         println!(
@@ -605,7 +606,6 @@ impl Looper {
                 100.0 * (1.0 - record.trainer_busy)
             );
         }
-        let measured = record.speeds.split(cores, l.ratio);
         if measured != split {
             println!(
                 "note: the measured split would be {} self-play and {} training threads (loop.selfplay_threads = 0 and loop.train_threads = 0 use it)",

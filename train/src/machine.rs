@@ -62,9 +62,9 @@ pub fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Plays `games` games of `cfg` on one thread with `evaluator`'s network (the uniform
-/// evaluator with 8 visits when `None`: positions for a window, fast) in a scratch directory
-/// that is removed again. Returns the games' samples as a window, and samples per second.
+/// Plays `games` games of `cfg` on one thread with `model` (the uniform evaluator with 8
+/// visits when `None`: positions for a window, fast) in a scratch directory that is removed
+/// again. Returns the games' samples as a window, and samples per second.
 pub fn sample_window(
     cfg: &RunConfig,
     train: &TrainConfig,
@@ -83,24 +83,26 @@ pub fn sample_window(
         iteration: None,
         progress: false,
     };
-    // The self-play thread's network calls run in the caller's pool when there is one, never
-    // in rayon's global pool, which the loop sizes after measuring.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .context("cannot start a thread to measure self-play")?;
     let played = match model {
-        Some(model) => generate(
-            cfg,
-            |_| InPool {
-                pool: &pool,
-                inner: NetEvaluator::new(model),
-            },
-            games,
-            1,
-            0,
-            &out,
-        ),
+        Some(model) => {
+            // The self-play thread's network calls run in a one-thread pool of their own,
+            // never in rayon's global pool, which the loop sizes after measuring.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .context("cannot start a thread to measure self-play")?;
+            generate(
+                cfg,
+                |_| InPool {
+                    pool: &pool,
+                    inner: NetEvaluator::new(model),
+                },
+                games,
+                1,
+                0,
+                &out,
+            )
+        }
         None => {
             let mut quick = cfg.clone();
             quick.search.visits = 8;
