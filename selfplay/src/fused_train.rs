@@ -25,7 +25,7 @@
 
 use crate::fused::{values, Cells, Dense};
 use crate::net::{ConvBn, PolicyValueNet, GLOBAL_POLICY, POOLED_FEATURES, VALUE_OUTPUTS};
-use burn::module::{Param, ParamId};
+use burn::module::Param;
 use burn::nn::conv::Conv2d;
 use burn::nn::Linear;
 use burn::optim::GradientsParams;
@@ -413,11 +413,6 @@ impl GradSink<'_> {
         self.grads.register(param.id, t);
     }
 
-    fn add_id<const D: usize>(&mut self, id: ParamId, data: Vec<f32>, shape: [usize; D]) {
-        let t = Tensor::<D>::from_data(TensorData::new(data, shape), self.device);
-        self.grads.register(id, t);
-    }
-
     fn conv_bn(&mut self, cb: &ConvBn, w: &ConvBnWeights, g: ConvBnGrads) {
         let (weight, shape) = w.weight_grad(&g.weight);
         self.add(&cb.conv.weight, weight, shape);
@@ -428,7 +423,7 @@ impl GradSink<'_> {
     fn dense(&mut self, l: &Linear, w: &Dense, g: DenseGrads) {
         self.add(&l.weight, g.weight, [w.inputs, w.outputs]);
         if let Some(b) = &l.bias {
-            self.add_id(b.id, g.bias, [w.outputs]);
+            self.add(b, g.bias, [w.outputs]);
         }
     }
 }
@@ -685,7 +680,7 @@ impl Backward<'_, '_> {
         self.sink
             .add(&self.net.ownership.weight, weight, [1, c, 1, 1]);
         if let Some(bias) = &self.net.ownership.bias {
-            self.sink.add_id(bias.id, vec![d_own.iter().sum()], [1]);
+            self.sink.add(bias, vec![d_own.iter().sum()], [1]);
         }
     }
 
@@ -720,7 +715,7 @@ impl Backward<'_, '_> {
         self.sink
             .add(&self.net.policy_cells.weight, d_cells_w, [1, hc, 1, 1]);
         if let Some(bias) = &self.net.policy_cells.bias {
-            self.sink.add_id(bias.id, vec![d_cells_b], [1]);
+            self.sink.add(bias, vec![d_cells_b], [1]);
         }
         let mut d_pooled = vec![0f32; b * POOLED_FEATURES * hc];
         let grads = w
