@@ -180,7 +180,7 @@ pub fn read_records(path: &Path) -> Result<Vec<GameRecord>, RecordError> {
 }
 
 /// Write records as JSON lines to `out` (callers write the file atomically, see
-/// `selfplay::rundir::write_atomic_with`).
+/// `run::write_atomic_with`).
 pub fn write_records_to(out: &mut impl Write, records: &[GameRecord]) -> std::io::Result<()> {
     for r in records {
         writeln!(out, "{}", r.to_json_line())?;

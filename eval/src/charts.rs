@@ -1,7 +1,8 @@
 //! Charts of the balance studies, drawn with plotters' SVG backend: points with their 95%
 //! intervals, fitted curves, and the 50% line a fair game sits on.
 
-use crate::balance::{Estimate, FirstPlayer, KomiCurve, PieRow};
+use crate::balance::{FirstPlayer, KomiCurve, PieRow};
+use crate::score::Estimate;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 

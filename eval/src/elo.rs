@@ -22,10 +22,8 @@
 //! so that it survives JSON; [`format_elo_end`] prints it as `±inf`). Either sets `clamped`. With
 //! no games the estimate is 0 with the interval `±ELO_CAP`.
 
+use crate::score::{Estimate, Z95};
 use serde::{Deserialize, Serialize};
-
-/// Two-sided 95% normal quantile.
-pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// The largest Elo difference reported (the Elo of a score of 1 - 1/(2n) for a huge n is large
 /// but finite; this caps the no-game case).
@@ -161,10 +159,7 @@ fn score_interval(wdl: Wdl) -> (f64, f64) {
         let half = Z95 * (var / n).sqrt();
         return (s - half, s + half);
     }
-    let z2 = Z95 * Z95;
-    let centre = (s + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = Z95 / (1.0 + z2 / n) * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt();
-    (centre - half, centre + half)
+    Estimate::score(s * n, wdl.games()).map_or((0.0, 1.0), |e| (e.lo, e.hi))
 }
 
 /// The Elo of an interval end; at or past a score of 0 or 1 it is unbounded, so `∓ELO_CAP`.

@@ -37,7 +37,7 @@ pub const MAX_CONNECTIONS: usize = 32;
 
 /// The time a client has to send its whole request: 10 s, or `LIFELINE_HTTP_REQUEST_SECONDS`.
 fn request_time() -> Duration {
-    selfplay::rundir::env_seconds("LIFELINE_HTTP_REQUEST_SECONDS", 10.0)
+    run::env_seconds("LIFELINE_HTTP_REQUEST_SECONDS", 10.0)
 }
 
 /// How often a search's connection is checked for a client gone.

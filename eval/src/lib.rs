@@ -1,7 +1,8 @@
 //! Evaluation for Lifeline Zero: matches between checkpoints and baselines (`matches`,
 //! `players`), Elo differences with 95% intervals (`elo`), the sequential test that gates a
-//! candidate network (`sprt`, `gate`), and the maximum-likelihood rating table of a run with
-//! its plot (`ratings`). Results live in `RUN/eval/` (`results`).
+//! candidate network (`sprt`, `gate`), the maximum-likelihood rating table of a run with its
+//! plot (`ratings`), and the two roles that judge a run's checkpoints, the gatekeeper and the
+//! rater (`judge`). Results live in `RUN/eval/` (`results`).
 //!
 //! Players are `random` (uniform legal actions), `mcts:N` (plain MCTS with random rollouts,
 //! N playouts per decision, no network) and checkpoints with a visit count
@@ -18,6 +19,7 @@ pub mod elo;
 pub mod exact;
 pub mod gate;
 pub mod http;
+pub mod judge;
 pub mod ladder;
 pub mod matches;
 pub mod openings;
@@ -35,7 +37,8 @@ pub mod swapmap;
 pub use config::EvalConfig;
 pub use elo::{elo_estimate, EloEstimate, Wdl};
 pub use gate::{gate, GateResult};
-pub use matches::{rating_matches, run_match, MatchOptions, MatchOutput};
+pub use judge::{Gatekeeper, Judging, Rater};
+pub use matches::{run_match, MatchOptions, MatchOutput};
 pub use players::{Contestant, PlayerSpec, RolloutEvaluator};
 pub use ratings::{fit_ratings, update_ratings, RatingOptions, RatingTable};
 pub use sprt::{Decision, Sprt, SprtStatus};
@@ -70,7 +73,7 @@ pub enum EvalError {
     #[error("{0}")]
     Config(String),
     #[error(transparent)]
-    RunDir(#[from] selfplay::rundir::RunDirError),
+    RunDir(#[from] run::RunDirError),
     #[error("interrupted: the match was stopped before its end and nothing of it was written")]
     Interrupted,
     #[error("stopped: {what} was stopped before its end")]

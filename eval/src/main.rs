@@ -1,13 +1,15 @@
 //! `eval`: matches between players, the rating table of a run, and SPRT gating.
 
 use anyhow::{bail, Context, Result};
+use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use engine::Game;
 use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
 use eval::ratings::{format_table, update_ratings, RatingOptions};
 use eval::{EvalConfig, MatchOptions, MatchOutput};
+use run::RunDir;
 use selfplay::config::RunConfig;
-use selfplay::rundir::RunDir;
+use selfplay::model::parse_device;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
@@ -47,8 +49,8 @@ enum Command {
         #[arg(long)]
         games_in_flight: Option<usize>,
         /// Device of the networks: cpu, or cuda[:N] in a build with the cuda feature.
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
     },
     /// Maximum-likelihood Elo of every player in RUN/eval (random = 0), with 95% intervals:
     /// a table, RUN/eval/ratings.json and RUN/eval/ratings.svg.
@@ -82,8 +84,8 @@ enum Command {
         best: Option<String>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         /// If the candidate (a checkpoint) is promoted, point RUN/models/best at it.
         #[arg(long)]
         promote: bool,
@@ -99,8 +101,8 @@ enum Command {
         config: Option<PathBuf>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         /// Serve a page to play and look at the analysis on this address (127.0.0.1:8080;
         /// port 0 picks a free one) instead of the protocol on stdin.
         #[arg(long)]
@@ -140,19 +142,19 @@ struct JudgeRole {
     config: PathBuf,
     /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
     #[arg(long)]
-    run: selfplay::store::RunLocation,
+    run: run::RunLocation,
     /// Keep watching for new checkpoints until stopped.
     #[arg(long)]
     follow: bool,
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: Device,
 }
 
 impl JudgeRole {
     /// Run `role` on the run (through its mirror where it lives in a bucket).
-    fn run(self, role: fn(&Path, &Path, bool, &str) -> Result<()>) -> Result<()> {
-        let run = self.run.open(selfplay::store::Pulls::Everything)?;
-        role(&self.config, run.path(), self.follow, &self.device)?;
+    fn run(self, role: fn(&Path, &RunDir, bool, &Device) -> Result<()>) -> Result<()> {
+        let run = self.run.open(run::store::Pulls::Everything)?;
+        role(&self.config, &run.run_dir(), self.follow, &self.device)?;
         Ok(run.finish()?)
     }
 }
@@ -200,7 +202,7 @@ fn main() -> Result<()> {
     // Roles that write finish the write in progress on a first signal; the server writes
     // nothing, so a signal ends it at once (the default action).
     if !matches!(command, Command::Serve { .. }) {
-        selfplay::rundir::install_stop_handler();
+        run::install_stop_handler();
     }
     match command {
         Command::Match {
@@ -219,10 +221,9 @@ fn main() -> Result<()> {
             if let Some(r) = &run {
                 check_run_game(r, &rc, &config)?;
             }
-            let dev = selfplay::model::parse_device(&device)?;
-            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &dev)
+            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &device)
                 .context("player A")?;
-            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &dev)
+            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &device)
                 .context("player B")?;
             if games == 0 {
                 bail!("--games must be at least 1");
@@ -296,7 +297,7 @@ fn main() -> Result<()> {
             let rundir = RunDir::new(&run);
             // Only one process may move a run's best pointer at a time.
             let _gate_lock = if promote {
-                Some(rundir.lock(selfplay::rundir::Role::Gate)?)
+                Some(rundir.lock(run::Role::Gate)?)
             } else {
                 None
             };
@@ -308,13 +309,13 @@ fn main() -> Result<()> {
                     .owned_checkpoint(&resolve_checkpoint(&path)?)
                     .context("--promote")?;
             }
-            let dev = selfplay::model::parse_device(&device)?;
             let visits = ec.gate_visits.unwrap_or(rc.search.visits);
             let best =
                 best.unwrap_or_else(|| RunDir::new(&run).best_pointer().display().to_string());
-            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &dev)
+            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &device)
                 .context("candidate")?;
-            let pb = Contestant::load(&best, &rc.game, &rc.search, visits, &dev).context("best")?;
+            let pb =
+                Contestant::load(&best, &rc.game, &rc.search, visits, &device).context("best")?;
             let out = MatchOutput::in_run(&run, &pc, &pb, "gate-");
             let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, true, &out)?;
             println!("{}", eval::matches::describe(&g.summary));
@@ -376,7 +377,7 @@ fn serve(
     model: &str,
     config: Option<&Path>,
     seed: u64,
-    device: &str,
+    dev: &Device,
     http: Option<(&str, bool)>,
     tree_memory_mb: usize,
 ) -> Result<()> {
@@ -384,7 +385,6 @@ fn serve(
         bail!("--tree-memory-mb must be at least 1");
     }
     let tree_memory = tree_memory_mb.saturating_mul(1 << 20);
-    let dev = selfplay::model::parse_device(device)?;
     let (game, search) = match config {
         Some(path) => {
             let (rc, _) = load_config(path)?;
@@ -393,7 +393,7 @@ fn serve(
         None => match PlayerSpec::parse(model)? {
             PlayerSpec::Checkpoint { path, .. } => {
                 let dir = resolve_checkpoint(&path)?;
-                let m = selfplay::model::Model::load(&dir, &dev)?;
+                let m = selfplay::model::Model::load(&dir, dev)?;
                 (
                     m.meta.game.clone(),
                     selfplay::search::SearchConfig::default(),
@@ -402,7 +402,7 @@ fn serve(
             _ => bail!("--model {model} plays any game: give --config for the game"),
         },
     };
-    let player = Contestant::load(model, &game, &search, search.visits, &dev)
+    let player = Contestant::load(model, &game, &search, search.visits, dev)
         .with_context(|| format!("--model {model}"))?;
     let mut session = eval::protocol::Session::with_tree_memory(game, player, seed, tree_memory)
         .map_err(|why| anyhow::anyhow!("--model {model}: {why}"))?;
@@ -467,67 +467,25 @@ fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
     };
     for (ply, svg) in &pictures {
         let path = out.join(format!("{stem}-{ply:03}.svg"));
-        selfplay::rundir::write_atomic(&path, svg.as_bytes())?;
+        run::write_atomic(&path, svg.as_bytes())?;
     }
     println!("{} pictures in {}", pictures.len(), out.display());
     Ok(())
 }
 
 /// `eval gatekeeper`: see the command's help.
-fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
-    let (rc, ec) = load_config(config)?;
-    check_run_game(run, &rc, config)?;
-    let dev = selfplay::model::parse_device(device)?;
-    let visits = ec.gate_visits.unwrap_or(rc.search.visits);
-    let rundir = RunDir::new(run);
-    let role = rundir.lock(selfplay::rundir::Role::Gate)?;
-    let _log = selfplay::logging::init("gatekeeper");
-    let name = |dir: &Path| -> String {
-        dir.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
+fn gatekeeper(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Result<()> {
+    let judging = judging(config, run.root(), device)?;
+    let role = run.lock(run::Role::Gate)?;
+    let _log = run::logging::init("gatekeeper");
+    let gatekeeper = eval::Gatekeeper::new(judging);
     loop {
         anyhow::ensure!(
             !role.lost(),
             "another gatekeeper took the run's `gate` role over (this one stalled past its lease)"
         );
-        let (newest, best) = (rundir.checkpoints().pop(), rundir.best()?);
-        let candidate = match (&newest, &best) {
-            (Some((_, dir)), Some(best)) if dir != best => Some(dir.clone()),
-            _ => None,
-        };
-        if let (Some(cand_dir), Some(best_dir)) = (candidate, best) {
-            // The seed is the candidate's step: a gate of this pair is recognised in the
-            // results and never played twice.
-            let seed = newest.map_or(0, |(step, _)| step);
-            let (a, b) = (
-                format!("{}@{visits}", name(&cand_dir)),
-                format!("{}@{visits}", name(&best_dir)),
-            );
-            let summary =
-                match eval::results::find_summary(&rundir.matches(), "gate", &a, &b, seed)? {
-                    Some(s) => s,
-                    None => {
-                        let load = |dir: &Path| {
-                            let spec = format!("{}@{visits}", dir.display());
-                            Contestant::load(&spec, &rc.game, &rc.search, visits, &dev)
-                                .context(spec)
-                        };
-                        let (pc, pb) = (load(&cand_dir)?, load(&best_dir)?);
-                        let out = MatchOutput::in_run(run, &pc, &pb, "gate-");
-                        let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, false, &out)?;
-                        tracing::info!("{}", eval::matches::describe(&g.summary));
-                        g.summary
-                    }
-                };
-            // A newer best written meanwhile (another promotion) is left alone.
-            if summary.promoted == Some(true) && rundir.best()?.as_ref() == Some(&best_dir) {
-                rundir.set_best(&cand_dir)?;
-                tracing::info!("{a} promoted over {b}");
-            }
-        }
-        if !follow || selfplay::rundir::stop_requested() {
+        gatekeeper.step(run)?;
+        if !follow || run::stop_requested() {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_secs(1));
@@ -535,52 +493,32 @@ fn gatekeeper(config: &Path, run: &Path, follow: bool, device: &str) -> Result<(
 }
 
 /// `eval rate`: every checkpoint of the run against the rating baselines, once.
-fn rate(config: &Path, run: &Path, follow: bool, device: &str) -> Result<()> {
-    let (rc, ec) = load_config(config)?;
-    check_run_game(run, &rc, config)?;
-    anyhow::ensure!(
-        !ec.rating_baselines.is_empty(),
-        "{}: eval.rating_baselines is empty: nothing to rate against",
-        config.display()
-    );
-    let dev = selfplay::model::parse_device(device)?;
-    let visits = ec.rating_visits.unwrap_or(rc.search.visits);
-    let rundir = RunDir::new(run);
-    let _log = selfplay::logging::init("rater");
-    // Matches in the run's results so far: a checkpoint's matches found there are not played
-    // again, so a count that grows says something was played.
-    let played = || {
-        eval::results::read_summaries(&rundir.eval())
-            .map(|s| s.len())
-            .unwrap_or(0)
-    };
+fn rate(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Result<()> {
+    let rater = eval::Rater::new(judging(config, run.root(), device)?)
+        .with_context(|| config.display().to_string())?;
+    let _log = run::logging::init("rater");
     loop {
-        let mut rated = 0;
-        for (step, dir) in rundir.checkpoints() {
-            if selfplay::rundir::stop_requested() {
-                return Ok(());
-            }
-            let spec = format!("{}@{visits}", dir.display());
-            let player = Contestant::load(&spec, &rc.game, &rc.search, visits, &dev)
-                .with_context(|| spec.clone())?;
-            // The seed is the step: the same checkpoint always meets the same openings, which
-            // is how a match played before is recognised.
-            let before = played();
-            let results =
-                eval::rating_matches(run, &rc.game, &rc.search, &ec, &player, step, false)?;
-            if played() > before {
-                results
-                    .iter()
-                    .for_each(|s| tracing::info!("{}", eval::matches::describe(s)));
-                rated += 1;
-            }
-        }
+        let rated = rater.rate_all(run, run::stop_requested)?;
         if rated > 0 || !follow {
-            refresh_ratings(run);
+            refresh_ratings(run.root());
         }
-        if !follow || selfplay::rundir::stop_requested() {
+        if !follow || run::stop_requested() {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_secs(2));
     }
+}
+
+/// What the judging roles of the run at `run` play with, from `config` (which must be a config
+/// of the run's game) and `device`.
+fn judging(config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> {
+    let (rc, ec) = load_config(config)?;
+    check_run_game(run, &rc, config)?;
+    Ok(eval::Judging {
+        game: rc.game,
+        search: rc.search,
+        eval: ec,
+        device: device.clone(),
+        progress: false,
+    })
 }

@@ -98,7 +98,7 @@ impl MatchOutput {
             now_secs()
         );
         MatchOutput {
-            games_file: Some(selfplay::rundir::RunDir::new(run).eval().join(name)),
+            games_file: Some(run::RunDir::new(run).eval().join(name)),
             summary_file: Some(crate::results::matches_file(run)),
         }
     }
@@ -230,7 +230,7 @@ pub fn play_games(
 ) -> Result<Vec<GameResult>, EvalError> {
     let mut table = Table::new(game, [a, b], first, count, opts)?;
     loop {
-        if selfplay::rundir::stop_requested() {
+        if run::stop_requested() {
             return Err(EvalError::Interrupted);
         }
         table.start_games();
@@ -534,7 +534,7 @@ pub fn summarize(
 /// Write the game records (atomically) of a finished match.
 pub(crate) fn write_games(path: &Path, results: &[GameResult]) -> Result<(), EvalError> {
     let records: Vec<GameRecord> = results.iter().map(|r| r.record.clone()).collect();
-    Ok(selfplay::rundir::write_atomic_with(path, |out| {
+    Ok(run::write_atomic_with(path, |out| {
         write_records_to(out, &records)
     })?)
 }
@@ -546,7 +546,7 @@ pub fn check_output(out: &MatchOutput) -> Result<(), EvalError> {
         .flatten()
         .filter_map(|p| p.parent())
     {
-        selfplay::generate::check_writable(dir)?;
+        run::check_writable(dir)?;
     }
     Ok(())
 }
@@ -589,7 +589,7 @@ pub fn run_match(
 /// (40 games)`, the score with its Wilson interval; an unbounded Elo end (4-0) prints as
 /// `+inf`.
 pub fn describe(s: &MatchSummary) -> String {
-    let score = match crate::balance::Estimate::score(s.wdl().points(), s.games) {
+    let score = match crate::score::Estimate::score(s.wdl().points(), s.games) {
         Some(e) => format!(
             "{:.1}% [{:.1}%, {:.1}%]",
             100.0 * e.estimate,
@@ -612,28 +612,6 @@ pub fn describe(s: &MatchSummary) -> String {
     )
 }
 
-/// Rating matches of `player` (a new checkpoint) against each of `cfg.rating_baselines`,
-/// `cfg.rating_games` games each, results appended to `RUN/eval/`. Baselines use the
-/// exploration constants of `base`.
-pub fn rating_matches(
-    run: &Path,
-    game: &GameConfig,
-    base: &selfplay::search::SearchConfig,
-    cfg: &crate::config::EvalConfig,
-    player: &Contestant,
-    seed: u64,
-    progress: bool,
-) -> Result<Vec<MatchSummary>, EvalError> {
-    let mut out = Vec::new();
-    for (k, spec) in cfg.rating_baselines.iter().enumerate() {
-        let device = selfplay::model::parse_device("cpu")?;
-        let baseline = Contestant::load(spec, game, base, base.visits, &device)?;
-        let opts = cfg.match_options(cfg.rating_games, seed.wrapping_add(k as u64), progress);
-        out.push(run_match_once(run, game, player, &baseline, &opts)?);
-    }
-    Ok(out)
-}
-
 /// The match of `a` against `b` with `opts.seed` from the run's results if it was played
 /// already (a loop or benchmark killed after it, or run again), otherwise played now with its
 /// games and summary written into the run: a rerun never counts a match twice.
@@ -644,14 +622,13 @@ pub fn run_match_once(
     b: &Contestant,
     opts: &MatchOptions,
 ) -> Result<MatchSummary, EvalError> {
-    let done = crate::results::find_summary(
-        &crate::results::matches_file(run),
-        "match",
-        &a.info.name,
-        &b.info.name,
-        opts.seed,
-    )?;
-    match done {
+    let key = crate::results::MatchKey {
+        kind: crate::results::MatchKind::Match,
+        a: a.info.name.clone(),
+        b: b.info.name.clone(),
+        seed: opts.seed,
+    };
+    match key.find(run)? {
         Some(s) if s.games == opts.games as u64 => Ok(s),
         _ => run_match(game, a, b, opts, &MatchOutput::in_run(run, a, b, "")),
     }

@@ -17,8 +17,8 @@ use engine::{Action, Game, GameConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use run::RunDirError;
 use selfplay::model::Model;
-use selfplay::rundir::RunDirError;
 use selfplay::search::{Evaluation, Evaluator, SearchConfig};
 use std::path::{Path, PathBuf};
 
@@ -74,10 +74,10 @@ impl PlayerSpec {
     }
 }
 
-/// The checkpoint directory a path names ([`selfplay::rundir::resolve_checkpoint`]), with
+/// The checkpoint directory a path names ([`run::resolve_checkpoint`]), with
 /// the error naming the spec.
 pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, EvalError> {
-    selfplay::rundir::resolve_checkpoint(path).map_err(|e| match e {
+    run::resolve_checkpoint(path).map_err(|e| match e {
         RunDirError::Invalid { why, .. } => bad(&path.display().to_string(), why),
         other => other.into(),
     })
@@ -150,10 +150,11 @@ impl Contestant {
             visits,
             ..base.clone()
         };
+        let name = format!("{name}@{visits}");
         let info = PlayerInfo {
-            name: format!("{name}@{visits}"),
+            name: name.clone(),
             kind: PlayerKind::Checkpoint,
-            spec: format!("{name}@{visits}"),
+            spec: name,
             step: Some(model.meta.step),
             visits: Some(visits),
         };
@@ -196,20 +197,30 @@ impl Contestant {
                     EvalError::BadSpec { why, .. } => bad(spec_text.trim(), why),
                     other => other,
                 })?;
-                let model = Model::load(&dir, device)?;
-                let own = model.meta.game.clone();
-                let game = game.unwrap_or(&own);
-                model.check_plays(game, &dir)?;
-                model.check_finite(game, &dir)?;
-                let name = dir
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| dir.display().to_string());
-                Contestant::network(&model, &name, visits.unwrap_or(default_visits).max(1), base)
+                let visits = visits.unwrap_or(default_visits).max(1);
+                Contestant::checkpoint(&dir, game, base, visits, device)?
             }
         };
         c.info.spec = spec_text.trim().to_string();
         Ok(c)
+    }
+
+    /// The network of checkpoint directory `dir` at `visits` visits, named as results name it
+    /// ([`checkpoint_name`]); it must play `game` (its own game when none is given) with
+    /// finite outputs.
+    pub fn checkpoint(
+        dir: &Path,
+        game: Option<&GameConfig>,
+        base: &SearchConfig,
+        visits: u32,
+        device: &Device,
+    ) -> Result<Contestant, EvalError> {
+        let model = Model::load(dir, device)?;
+        let own = model.meta.game.clone();
+        let game = game.unwrap_or(&own);
+        model.check_plays(game, dir)?;
+        model.check_finite(game, dir)?;
+        Ok(Contestant::network(&model, &dir_name(dir), visits, base))
     }
 
     /// Whether this player can play `game`: a network only the games it was trained for
@@ -305,10 +316,23 @@ impl<G: Game> Evaluator<G> for RolloutEvaluator {
     }
 }
 
+/// How results name the network of checkpoint directory `dir` at `visits` visits:
+/// `000120@64`. A role builds its match's key from it before loading any network.
+pub fn checkpoint_name(dir: &Path, visits: u32) -> String {
+    format!("{}@{visits}", dir_name(dir))
+}
+
+/// A checkpoint directory's name (`000120`), or its whole path where it has none.
+fn dir_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use selfplay::rundir::RunDir;
+    use run::RunDir;
 
     #[test]
     fn parses_specs() {

@@ -16,8 +16,9 @@
 //! Intervals: ±1.96 standard errors from the inverse of the negative Hessian of the log
 //! posterior (the observed Fisher information), relative to the anchor.
 
-use crate::elo::{Wdl, Z95};
+use crate::elo::Wdl;
 use crate::results::{MatchSummary, PlayerInfo, PlayerKind};
+use crate::score::Z95;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -364,8 +365,8 @@ pub fn format_table(t: &RatingTable) -> String {
 /// series per visit count), and the baselines as labelled horizontal lines, drawn with
 /// plotters like the other charts ([`crate::charts`]).
 pub fn ratings_svg(t: &RatingTable, title: &str) -> Result<String, String> {
-    use crate::balance::Estimate;
     use crate::charts::{colour, points_with_intervals, svg_chart};
+    use crate::score::Estimate;
     use plotters::prelude::*;
     let checkpoints: Vec<&Rating> = t
         .players
@@ -457,7 +458,7 @@ pub fn update_ratings(
     run: &std::path::Path,
     opts: RatingOptions,
 ) -> Result<RatingTable, crate::EvalError> {
-    let rundir = selfplay::rundir::RunDir::new(run);
+    let rundir = run::RunDir::new(run);
     let dir = rundir.eval();
     if !dir.is_dir() {
         return Err(crate::EvalError::NoEvalDir { dir });

@@ -9,33 +9,63 @@ use crate::elo::{EloEstimate, Wdl};
 use crate::sprt::{Sprt, SprtStatus};
 use crate::EvalError;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// The file summaries are appended to, under a run directory.
 pub fn matches_file(run: &Path) -> PathBuf {
-    selfplay::rundir::RunDir::new(run).matches()
+    run::RunDir::new(run).matches()
 }
 
-/// The summary of `kind` between `a` and `b` with `seed` already in `path`, if any: what makes
-/// a gate or rating match replayed after a kill reuse its result instead of counting twice.
-pub fn find_summary(
-    path: &Path,
-    kind: &str,
-    a: &str,
-    b: &str,
-    seed: u64,
-) -> Result<Option<MatchSummary>, EvalError> {
-    let Some(dir) = path.parent() else {
-        return Ok(None);
-    };
-    if !path.is_file() {
-        return Ok(None);
+/// Which kind of summary line a match writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    /// A match of two players (a rating match, `eval match`, a final match).
+    Match,
+    /// A gate: the candidate (A) against the best (B), under the SPRT.
+    Gate,
+}
+
+impl MatchKind {
+    /// The `kind` of its summary lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchKind::Match => "match",
+            MatchKind::Gate => "gate",
+        }
     }
-    let found = read_summaries(dir)?
-        .into_iter()
-        .rfind(|s| s.kind == kind && s.a.name == a && s.b.name == b && s.seed == seed);
-    Ok(found)
+}
+
+/// A match as a run's results know it: its kind, its two players as results name them
+/// ([`PlayerInfo::name`]: `000120@64`, `mcts:1000`) and the seed of its openings. Every role
+/// looks its match up by this key before playing it: a match replayed after a kill reuses its
+/// result instead of counting twice, and two roles that judge the same checkpoints (the loop
+/// and `eval gatekeeper`, say) play the same match.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchKey {
+    pub kind: MatchKind,
+    pub a: String,
+    pub b: String,
+    pub seed: u64,
+}
+
+impl MatchKey {
+    /// Whether `summary` is this match's.
+    pub fn is(&self, summary: &MatchSummary) -> bool {
+        summary.kind == self.kind.as_str()
+            && summary.a.name == self.a
+            && summary.b.name == self.b
+            && summary.seed == self.seed
+    }
+
+    /// This match's last summary in the results of the run at `run`, if it was played.
+    pub fn find(&self, run: &Path) -> Result<Option<MatchSummary>, EvalError> {
+        let path = matches_file(run);
+        let Some(dir) = path.parent().filter(|_| path.is_file()) else {
+            return Ok(None);
+        };
+        Ok(read_summaries(dir)?.into_iter().rfind(|s| self.is(s)))
+    }
 }
 
 /// What kind of player took part.
@@ -116,25 +146,9 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Append one line to `path` with a single write (O_APPEND), then fsync: concurrent writers
-/// never interleave inside a line and a crash loses at most this line.
+/// Append one line to `path` ([`run::append_line`]: one write, then fsync).
 pub fn append_line(path: &Path, line: &str) -> Result<(), EvalError> {
-    let io = |source: std::io::Error| EvalError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(io)?;
-    let mut buf = line.trim_end().to_string();
-    buf.push('\n');
-    f.write_all(buf.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)
+    Ok(run::append_line(path, line)?)
 }
 
 pub fn append_summary(path: &Path, summary: &MatchSummary) -> Result<(), EvalError> {
@@ -144,9 +158,9 @@ pub fn append_summary(path: &Path, summary: &MatchSummary) -> Result<(), EvalErr
     )
 }
 
-/// Write `text` to `path` atomically ([`selfplay::rundir::write_atomic`]).
+/// Write `text` to `path` atomically ([`run::write_atomic`]).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), EvalError> {
-    Ok(selfplay::rundir::write_atomic(path, text.as_bytes())?)
+    Ok(run::write_atomic(path, text.as_bytes())?)
 }
 
 /// Every match and gate summary in the `.jsonl` files of `dir` (sorted by file name, then line

@@ -56,7 +56,7 @@ where
         path: path.clone(),
         source,
     })?;
-    selfplay::rundir::write_atomic(&path, &json)?;
+    run::write_atomic(&path, &json)?;
     Ok(piece.value)
 }
 

@@ -62,8 +62,8 @@ pub struct StudyArgs {
     #[arg(long)]
     pub games_in_flight: Option<usize>,
     /// Device of network players: cpu, or cuda[:N] in a build with the cuda feature.
-    #[arg(long, default_value = "cpu")]
-    pub device: String,
+    #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
+    pub device: burn::tensor::Device,
 }
 
 /// The studies.
@@ -245,13 +245,13 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
     let run = RunConfig::load(&args.config).map_err(EvalError::Config)?;
     let eval = crate::EvalConfig::from_table(&run.table)
         .map_err(|e| EvalError::Config(format!("{}: {e}", args.config.display())))?;
-    let device = selfplay::model::parse_device(&args.device)?;
+    let device = &args.device;
     let players = args
         .players
         .iter()
         .map(|p| {
             let game = (!any_game).then_some(&run.game);
-            Contestant::load_for(p, game, &run.search, run.search.visits, &device)
+            Contestant::load_for(p, game, &run.search, run.search.visits, device)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let field_error = |name: &str, why: &str| Err(EvalError::Config(format!("--{name}: {why}")));
@@ -276,7 +276,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
         progress: true,
         resume: Some(crate::resume::pieces_dir(&args.out)),
     };
-    selfplay::generate::check_writable(&args.out)?;
+    run::check_writable(&args.out)?;
     Ok(Loaded { run, players, opts })
 }
 
@@ -357,7 +357,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                         p,
                         *check_games,
                         &l.opts,
-                        &selfplay::rundir::stop_requested,
+                        &run::stop_requested,
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -686,9 +686,9 @@ fn write(
     json["intervals"] = INTERVALS.into();
     let md = format!("{md}\nMade by `{command}`.\n");
     let text = serde_json::to_string_pretty(&json).expect("studies serialise") + "\n";
-    selfplay::rundir::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
-    selfplay::rundir::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
-    selfplay::rundir::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
+    run::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
+    run::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+    run::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
     // Every figure is in the files now: the pieces kept for a resume are not needed.
     crate::resume::forget(out);
     Ok(md)

@@ -133,7 +133,7 @@ fn gate_between_checkpoints() {
         m.meta.step = step;
         m.save(&models.join(format!("{step:06}"))).unwrap();
     }
-    selfplay::rundir::RunDir::new(&run)
+    run::RunDir::new(&run)
         .set_best(&models.join("000001"))
         .unwrap();
     let cand = models.join("000002");
@@ -235,7 +235,7 @@ fn promoting_a_checkpoint_of_another_run_is_refused() {
             .save(&dir)
             .unwrap();
     }
-    let here = selfplay::rundir::RunDir::new(&run);
+    let here = run::RunDir::new(&run);
     here.set_best(&run.join("models/000001")).unwrap();
     let foreign = other.join("models/000002");
     let (ok, text) = eval(&[

@@ -7,7 +7,6 @@
 //! to the calling thread, which owns the progress bar and the files.
 
 use crate::config::RunConfig;
-use crate::rundir::{write_atomic, write_atomic_with, RunDir, RunDirError};
 use crate::search::{Evaluator, SearchError};
 use crate::shard::{write_shard, Sample, ShardError, ShardMeta};
 use crate::worker::{FinishedGame, SelfPlay};
@@ -15,7 +14,8 @@ use engine::record::{write_records_to, GameRecord};
 use engine::{AnyGame, Player};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::SeedableRng;
-use std::path::{Path, PathBuf};
+use run::{write_atomic_with, RunDir, RunDirError};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -141,7 +141,7 @@ where
     for game in &sized {
         ShardMeta::new(game, out.model, seed)?;
     }
-    check_writable(&out.run.selfplay())?;
+    run::check_writable(&out.run.selfplay())?;
     let t0 = Instant::now();
     let (mut summary, by_size) =
         play(cfg, make, games, threads, seed, out).map_err(|source| GenerateError::Search {
@@ -252,14 +252,6 @@ fn progress_bar(games: usize, visible: bool) -> ProgressBar {
         ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}").expect("valid template"),
     );
     bar
-}
-
-/// Create `dir` and check that a file can be written in it.
-pub fn check_writable(dir: &Path) -> Result<(), RunDirError> {
-    let probe = dir.join(".write-probe");
-    write_atomic(&probe, b"")?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
 }
 
 /// Threads to use when a config says 0: the machine's cores.

@@ -1,13 +1,14 @@
 //! `selfplay`: generate training data by self-play, and measure the network and the search.
 
 use anyhow::{Context, Result};
+use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
 use rand::SeedableRng;
+use run::{install_stop_handler, resolve_checkpoint, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
 use selfplay::model::{parse_device, Model, NetEvaluator};
-use selfplay::rundir::{install_stop_handler, resolve_checkpoint, RunDir};
 use selfplay::search::UniformEvaluator;
 use selfplay::worker::SelfPlay;
 use std::path::{Path, PathBuf};
@@ -44,8 +45,8 @@ enum Cmd {
         #[arg(long)]
         threads: Option<usize>,
         /// `cpu`, or `cuda[:N]` in a build with the `cuda` feature.
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
     },
     /// The self-play role: play batches of games with the run's best network for as long as
     /// it runs (or --batches), picking up each new best between batches; one shard per batch.
@@ -55,7 +56,7 @@ enum Cmd {
         config: PathBuf,
         /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: selfplay::store::RunLocation,
+        run: run::RunLocation,
         /// Games per batch (per shard).
         #[arg(long, default_value_t = 32)]
         games: usize,
@@ -64,15 +65,17 @@ enum Cmd {
         batches: Option<usize>,
         #[arg(long)]
         threads: Option<usize>,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` in a build with the `cuda` feature.
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
     },
     /// Positions per second of the config's network at batch sizes 1, 16, 64 and 256.
     BenchNet {
         #[arg(long)]
         config: PathBuf,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` in a build with the `cuda` feature.
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         /// Seconds to measure each batch size.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
@@ -95,8 +98,9 @@ enum Cmd {
     BenchSearch {
         #[arg(long)]
         config: PathBuf,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` in a build with the `cuda` feature.
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         #[arg(long, default_value_t = 4)]
         games: usize,
         /// `random` for a randomly initialised network, or a checkpoint directory.
@@ -105,14 +109,13 @@ enum Cmd {
     },
 }
 
-fn load_model(spec: &str, cfg: &RunConfig, device: &str) -> Result<Model> {
-    let device = parse_device(device)?;
+fn load_model(spec: &str, cfg: &RunConfig, device: &Device) -> Result<Model> {
     if spec == "random" {
-        let m = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
+        let m = Model::random(&cfg.game, &cfg.network, device, 0).map_err(anyhow::Error::msg)?;
         return Ok(m.for_inference());
     }
     let dir = resolve_checkpoint(Path::new(spec))?;
-    selfplay::roles::load_checkpoint(&dir, cfg, &device)
+    selfplay::roles::load_checkpoint(&dir, cfg, device)
 }
 
 fn main() -> Result<()> {
@@ -127,8 +130,6 @@ fn main() -> Result<()> {
             device,
         } => {
             let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
-            // Checked before any work, even where the random player needs no device.
-            parse_device(&device).with_context(|| format!("--device {device}"))?;
             let run = RunDir::new(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
@@ -184,13 +185,13 @@ fn main() -> Result<()> {
             device,
         } => {
             install_stop_handler();
-            let _log = selfplay::logging::init("worker");
+            let _log = run::logging::init("worker");
             let opts = selfplay::roles::WorkerOptions {
                 games,
                 threads,
                 device,
             };
-            let run = run.open(selfplay::store::Pulls::Models)?;
+            let run = run.open(run::store::Pulls::Models)?;
             selfplay::roles::self_play_worker(&config, run.path(), &opts, |done| {
                 batches.is_none_or(|b| done < b)
             })?;
@@ -233,7 +234,7 @@ fn sample_positions(start: &AnyGame, n: usize) -> Vec<AnyGame> {
 
 fn bench_net(
     config: &Path,
-    device: &str,
+    device: &Device,
     seconds: f64,
     batches: &[usize],
     reference: bool,
@@ -256,7 +257,7 @@ fn bench_net(
     let (planes, h, w) = (start.num_planes(), b.height(), b.width());
     let n = cfg.network.clone();
     println!(
-        "network {}x{} (head {}, value hidden {}, pool every {}), input {planes}x{h}x{w}, device {device}",
+        "network {}x{} (head {}, value hidden {}, pool every {}), input {planes}x{h}x{w}, device {device:?}",
         n.blocks, n.channels, n.head_channels, n.value_hidden, n.pool_every
     );
     let max = batches.iter().copied().max().unwrap_or(1);
@@ -329,7 +330,7 @@ fn bench_net(
     Ok(())
 }
 
-fn bench_search(config: &Path, device: &str, games: usize, model: &str) -> Result<()> {
+fn bench_search(config: &Path, device: &Device, games: usize, model: &str) -> Result<()> {
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
     let net = load_model(model, &cfg, device)?;
     let mut ev = NetEvaluator::new(&net);

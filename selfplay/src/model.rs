@@ -7,26 +7,26 @@
 //! models/000123/meta.json     ModelMeta: game, network sizes, planes, step, samples, parent
 //! ```
 //! It is written into a temporary sibling directory, fsynced and renamed
-//! ([`crate::rundir::write_dir_atomic`]), so a reader never sees half a checkpoint. The
+//! ([`run::write_dir_atomic`]), so a reader never sees half a checkpoint. The
 //! training crate adds its optimizer state to the same directory. `meta.json` holds a checksum
 //! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
 use crate::backend::{Backend, BurnLayers};
 use crate::net::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
-use crate::rundir::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use crate::search::{Evaluation, Evaluator};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use engine::{Action, AnyGame, Game, GameConfig};
+use run::{check_format, format_v1, write_dir_atomic, RunDirError, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-pub use crate::rundir::{META_FILE, WEIGHTS_FILE};
+pub use run::{META_FILE, WEIGHTS_FILE};
 
 /// What a checkpoint says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelMeta {
-    /// Format version of this file ([`crate::rundir::FORMAT_VERSION`]).
+    /// Format version of this file ([`run::FORMAT_VERSION`]).
     #[serde(default = "format_v1")]
     pub format: u32,
     pub game: GameConfig,

@@ -9,11 +9,12 @@
 
 use crate::config::RunConfig;
 use crate::generate::{default_threads, generate, RunOutput, RunSummary};
-use crate::model::{parse_device, Model, NetEvaluator};
-use crate::rundir::{host_name, stop_requested, RunDir};
+use crate::model::{Model, NetEvaluator};
 use crate::search::UniformEvaluator;
-use crate::tb::EventWriter;
 use anyhow::{Context, Result};
+use burn::tensor::Device;
+use run::tb::EventWriter;
+use run::{host_name, stop_requested, RunDir};
 use std::path::{Path, PathBuf};
 
 /// How a worker plays.
@@ -23,33 +24,102 @@ pub struct WorkerOptions {
     pub games: usize,
     /// Threads (default: `selfplay.threads` of the config, 0 = one per core).
     pub threads: Option<usize>,
-    pub device: String,
+    pub device: Device,
 }
 
-/// Play batches while `keep_going(batches done)` says so and no stop was requested; returns
-/// the batches' summaries. Before the run has a checkpoint the worker plays with uniform
-/// priors.
+/// The self-play worker: plays batches of games with the run's best network, one shard each.
+/// `selfplay worker`, the concurrent loop's self-play thread and the phased loop's self-play
+/// phase are all its [`Worker::step`].
+pub struct Worker {
+    cfg: RunConfig,
+    games: usize,
+    threads: usize,
+    device: Device,
+    /// Show each batch's progress bar.
+    pub progress: bool,
+    /// The network in use and the checkpoint it came from.
+    current: Option<(PathBuf, Model)>,
+}
+
+impl Worker {
+    pub fn new(cfg: RunConfig, opts: &WorkerOptions) -> Result<Worker> {
+        anyhow::ensure!(opts.games >= 1, "--games must be at least 1");
+        let threads = match opts.threads.unwrap_or(cfg.selfplay.threads) {
+            0 => default_threads(),
+            n => n,
+        };
+        Ok(Worker {
+            cfg,
+            games: opts.games,
+            threads,
+            device: opts.device.clone(),
+            progress: false,
+            current: None,
+        })
+    }
+
+    /// One batch: its games with the run's best network (loaded anew when the best moved;
+    /// uniform priors before the run has one), written as one shard, the iteration's when
+    /// `iteration` is given (the phased loop's), else one named by its time.
+    pub fn step(&mut self, run: &RunDir, iteration: Option<u32>, seed: u64) -> Result<RunSummary> {
+        let best = run.best()?;
+        if best.as_ref() != self.current.as_ref().map(|c| &c.0) {
+            self.current = match best {
+                Some(dir) => {
+                    tracing::info!("playing with {}", dir.display());
+                    let model = load_checkpoint(&dir, &self.cfg, &self.device)?;
+                    Some((dir, model))
+                }
+                None => None,
+            };
+        }
+        let out = RunOutput {
+            run,
+            model: &self.network_name(),
+            iteration,
+            progress: self.progress,
+        };
+        let (cfg, games, threads) = (&self.cfg, self.games, self.threads);
+        let summary = match &self.current {
+            None => generate(cfg, |_| UniformEvaluator, games, threads, seed, &out)?,
+            Some((_, net)) => {
+                generate(cfg, |_| NetEvaluator::new(net), games, threads, seed, &out)?
+            }
+        };
+        Ok(summary)
+    }
+
+    /// The checkpoint it plays with (its directory's name), or `random` before there is one.
+    pub fn network_name(&self) -> String {
+        self.current
+            .as_ref()
+            .map_or("random".to_string(), |(dir, _)| {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+    }
+}
+
+/// `selfplay worker`: freeze the run's config, then play batches while `keep_going(batches
+/// done)` says so and no stop was requested, each with a fresh seed and its games per second
+/// under the worker's own TensorBoard tag; returns the batches' summaries.
 pub fn self_play_worker(
     config: &Path,
     run: &Path,
     opts: &WorkerOptions,
     mut keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<RunSummary>> {
-    anyhow::ensure!(opts.games >= 1, "--games must be at least 1");
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let cfg = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+    let mut worker = Worker::new(cfg, opts)?;
     let run = RunDir::new(run);
     std::fs::create_dir_all(run.root())
         .with_context(|| format!("cannot create {}", run.root().display()))?;
     // Every role of a run plays and trains one config.
     run.freeze_config(config, &text)?;
     run.tidy();
-    let threads = match opts.threads.unwrap_or(cfg.selfplay.threads) {
-        0 => default_threads(),
-        n => n,
-    };
-    let device = parse_device(&opts.device)?;
     let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
         format!(
             "cannot write TensorBoard events in {}",
@@ -58,44 +128,15 @@ pub fn self_play_worker(
     })?;
     let tag = format!("worker/{}-{}", host_name(), std::process::id());
     let mut samples = 0u64;
-    // The network in use and the checkpoint it came from.
-    let mut current: Option<(PathBuf, Model)> = None;
     let mut done = Vec::new();
     while keep_going(done.len()) && !stop_requested() {
-        let best = run.best()?;
-        if best.as_ref() != current.as_ref().map(|c| &c.0) {
-            current = match best {
-                Some(dir) => {
-                    tracing::info!("playing with {}", dir.display());
-                    Some((dir.clone(), load_checkpoint(&dir, &cfg, &device)?))
-                }
-                None => None,
-            };
-        }
-        let name = current.as_ref().map_or("random".to_string(), |(dir, _)| {
-            dir.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-        let out = RunOutput {
-            run: &run,
-            model: &name,
-            iteration: None,
-            progress: false,
-        };
         let seed = fresh_seed();
-        let summary = match &current {
-            None => generate(&cfg, |_| UniformEvaluator, opts.games, threads, seed, &out)?,
-            Some((_, net)) => generate(
-                &cfg,
-                |_| NetEvaluator::new(net),
-                opts.games,
-                threads,
-                seed,
-                &out,
-            )?,
-        };
-        tracing::info!("{name}: {} (seed {seed})", summary.line());
+        let summary = worker.step(&run, None, seed)?;
+        tracing::info!(
+            "{}: {} (seed {seed})",
+            worker.network_name(),
+            summary.line()
+        );
         samples += summary.samples as u64;
         let batch = done.len() as u64;
         let rate = summary.games as f64 / summary.seconds.max(1e-9);
@@ -110,11 +151,7 @@ pub fn self_play_worker(
 
 /// Checkpoint `dir` ready for inference, checked to play the config's game with finite
 /// outputs.
-pub fn load_checkpoint(
-    dir: &Path,
-    cfg: &RunConfig,
-    device: &burn::tensor::Device,
-) -> Result<Model> {
+pub fn load_checkpoint(dir: &Path, cfg: &RunConfig, device: &Device) -> Result<Model> {
     let m = Model::load(dir, device)?;
     m.check_plays(&cfg.game, dir)?;
     m.check_finite(&cfg.game, dir)?;

@@ -15,13 +15,13 @@
 //! about 4.3 KB to 0.9 KB. Format 1 shards hold `inputs` f32 (N, planes, height, width)
 //! instead, and are still read. `scripts/check_shard.py` shows the unpacking in numpy.
 //!
-//! Shards are written atomically ([`crate::rundir::write_atomic_with`]), so a reader never
+//! Shards are written atomically ([`run::write_atomic_with`]), so a reader never
 //! sees half a shard and a crash loses only the shard being written.
 
-use crate::rundir::{check_format, format_v1, write_atomic_with, RunDirError, FORMAT_VERSION};
 use engine::GameConfig;
 use ndarray::{Array1, Array2, Array3, Array4};
 use ndarray_npy::{NpzReader, NpzWriter};
+use run::{check_format, format_v1, write_atomic_with, RunDirError, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::Path;
@@ -41,7 +41,7 @@ pub struct Sample {
 /// What a shard says about itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardMeta {
-    /// Format version ([`crate::rundir::FORMAT_VERSION`]).
+    /// Format version ([`run::FORMAT_VERSION`]).
     #[serde(default = "format_v1")]
     pub format: u32,
     #[serde(flatten)]

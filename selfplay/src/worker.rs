@@ -218,7 +218,7 @@ impl SelfPlay<'_> {
                 started += 1;
             }
             // A stop request abandons the games in flight (the finished ones are kept).
-            if slots.iter().all(|s| s.is_none()) || crate::rundir::stop_requested() {
+            if slots.iter().all(|s| s.is_none()) || run::stop_requested() {
                 return Ok(());
             }
             // Leaves of every game, one evaluation call.

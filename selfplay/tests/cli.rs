@@ -1,6 +1,6 @@
 //! The `selfplay` binary on a tiny run directory: fresh seeds, `best` as a model.
 
-use selfplay::rundir::RunDir;
+use run::RunDir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -180,7 +180,7 @@ fn shards_round_trip_and_numpy_reads_them() {
         policy_len: start.policy_len(),
         samples: samples.len(),
         games: 3,
-        format: selfplay::rundir::FORMAT_VERSION,
+        format: run::FORMAT_VERSION,
         seed: Some(7),
     };
     let dir = temp_dir("shard");
@@ -364,7 +364,7 @@ fn a_size_list_plays_every_size_and_writes_one_shard_per_size() {
         [3, 4]
     );
     let dir = temp_dir("sizes");
-    let run = selfplay::rundir::RunDir::new(&dir);
+    let run = run::RunDir::new(&dir);
     let out = selfplay::generate::RunOutput {
         run: &run,
         model: "uniform",
@@ -387,8 +387,8 @@ fn a_size_list_plays_every_size_and_writes_one_shard_per_size() {
         samples += shard.meta.samples;
         // The stamp still says which iteration wrote it.
         assert_eq!(
-            selfplay::rundir::RunDir::shard_stamp(path).map(|(_, s)| s),
-            Some(selfplay::rundir::ShardSource::Iteration(2))
+            run::RunDir::shard_stamp(path).map(|(_, s)| s),
+            Some(run::ShardSource::Iteration(2))
         );
     }
     assert_eq!(samples, summary.samples);

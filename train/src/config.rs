@@ -1,7 +1,11 @@
-//! The `[train]` table of a run config.
+//! A run config's tables: `[train]` ([`TrainConfig`]), `[loop]` ([`LoopConfig`]), and every
+//! table at once, validated, as one config ([`FullConfig`]).
 
-use selfplay::config::{check_float, FloatRange};
+use anyhow::{Context, Result};
+use eval::EvalConfig;
+use selfplay::config::{check_float, FloatRange, RunConfig};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// Which optimizer fits the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +65,8 @@ pub struct TrainConfig {
     /// Seed of batch sampling and augmentation (the batch of step s depends only on the seed,
     /// s and the window, so a resumed run draws the same batches).
     pub seed: u64,
-    /// Write a checkpoint every this many steps during `train fit` (0: only at the end).
+    /// Write a checkpoint every this many steps during `train fit` and the trainer role's
+    /// rounds (0: only at the end); the phased loop writes one per iteration.
     pub checkpoint_every: u64,
 }
 
@@ -183,6 +188,158 @@ impl TrainConfig {
         let a = self.window_alpha;
         let w = c * (1.0 + self.window_beta * ((n / c).powf(a) - 1.0) / a);
         (w as usize).min(self.window_max).min(total)
+    }
+}
+
+/// The `[loop]` table of a config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoopConfig {
+    /// Iterations to run (0: no limit; `minutes` or a kill ends the loop).
+    pub iterations: u32,
+    /// Stop starting new iterations after this many minutes of this invocation (0: no limit).
+    pub minutes: f64,
+    /// Self-play games per iteration.
+    pub games: usize,
+    /// 0: never rate in the loop. Any other value: rate the best model against the baselines
+    /// at iteration 0 and at every iteration whose gate promoted a new best (the number
+    /// itself counts nothing more; `eval rate --follow` rates on a schedule of its own).
+    pub rating_every: u32,
+    pub device: String,
+    /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
+    /// newest (AlphaZero's and KataGo's choice, which spends no time on gate games).
+    pub promote: Promotion,
+    /// Run self-play and training at the same time, as the roles `selfplay worker` and `train
+    /// trainer` do (KataGo's design), instead of one phase after another; every checkpoint is
+    /// the best at once, and there are no gate or rating games (`eval rate --follow` rates
+    /// alongside). `iterations` then counts training rounds of `train.steps` steps.
+    pub concurrent: bool,
+    /// With `concurrent`: the cores of self-play (its threads and its network calls) and of
+    /// training (the training kernels' threads). 0 and 0: split the machine's cores by what
+    /// one core measures at the start (see [`crate::machine`]).
+    pub selfplay_threads: usize,
+    pub train_threads: usize,
+    /// With `concurrent`: samples trained per sample generated, at most (the trainer waits
+    /// for data rather than overfitting).
+    pub ratio: f64,
+    /// With `concurrent` and `minutes`: over this share of `minutes` at the end, the learning
+    /// rate falls linearly to `train.min_lr_fraction` of itself (0: it stays constant).
+    pub lr_anneal: f64,
+    /// With `concurrent`: threads of a third role, the rater, which rates each newest
+    /// checkpoint against `eval.rating_baselines` in the background at the lowest CPU priority
+    /// (nice 19: it takes only what self-play and training leave), as `eval rate --follow`
+    /// would beside the loop (0: no rater).
+    pub rater_threads: usize,
+}
+
+/// How a new checkpoint becomes the run's best (`loop.promote`, `train trainer --promote`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Promotion {
+    /// The SPRT gate of `[eval]` against the current best.
+    #[default]
+    Gate,
+    /// Every new checkpoint, without a gate.
+    Newest,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            iterations: 10,
+            minutes: 0.0,
+            games: 64,
+            rating_every: 1,
+            device: "cpu".into(),
+            promote: Promotion::Gate,
+            concurrent: false,
+            selfplay_threads: 0,
+            train_threads: 0,
+            ratio: 4.0,
+            lr_anneal: 0.0,
+            rater_threads: 0,
+        }
+    }
+}
+
+impl LoopConfig {
+    pub fn from_table(table: &toml::Table) -> Result<LoopConfig, String> {
+        let t = table
+            .get("loop")
+            .cloned()
+            .unwrap_or(toml::Value::Table(Default::default()));
+        let cfg: LoopConfig = t.try_into().map_err(|e| format!("[loop]: {e}"))?;
+        if cfg.games == 0 {
+            return Err("loop.games must be at least 1".into());
+        }
+        if cfg.minutes < 0.0 || !cfg.minutes.is_finite() {
+            return Err("loop.minutes must not be negative".into());
+        }
+        if (cfg.selfplay_threads == 0) != (cfg.train_threads == 0) {
+            return Err("loop.selfplay_threads and loop.train_threads are both 0 (split the cores by measured speed) or both at least 1".into());
+        }
+        if !(cfg.ratio > 0.0 && cfg.ratio.is_finite()) {
+            return Err(format!(
+                "loop.ratio must be a positive number (got {})",
+                cfg.ratio
+            ));
+        }
+        if !(0.0..=1.0).contains(&cfg.lr_anneal) {
+            return Err(format!(
+                "loop.lr_anneal must be a share of loop.minutes, from 0 to 1 (got {})",
+                cfg.lr_anneal
+            ));
+        }
+        if cfg.lr_anneal > 0.0 && !(cfg.concurrent && cfg.minutes > 0.0) {
+            return Err(
+                "loop.lr_anneal needs loop.concurrent = true and a time limit (loop.minutes)"
+                    .into(),
+            );
+        }
+        if cfg.rater_threads > 0 && !cfg.concurrent {
+            return Err(
+                "loop.rater_threads needs loop.concurrent = true (the phased loop rates in its own phase)"
+                    .into(),
+            );
+        }
+        // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
+        // which refuses `cuda` when the loop starts.
+        let d = cfg.device.as_str();
+        let cuda_index = d.strip_prefix("cuda:").map(|n| n.parse::<usize>().is_ok());
+        if !(d == "cpu" || d == "cuda" || cuda_index == Some(true)) {
+            return Err(format!(
+                "loop.device must be cpu, cuda or cuda:N (got `{d}`)"
+            ));
+        }
+        Ok(cfg)
+    }
+}
+
+/// Every table of a config, validated (the errors name the file and field).
+pub struct FullConfig {
+    pub run: RunConfig,
+    pub train: TrainConfig,
+    pub eval: EvalConfig,
+    pub looping: LoopConfig,
+    pub text: String,
+}
+
+impl FullConfig {
+    pub fn load(path: &Path) -> Result<FullConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
+        let run = RunConfig::parse(&text).map_err(named)?;
+        let train = TrainConfig::from_table(&run.table).map_err(named)?;
+        let eval = EvalConfig::from_table(&run.table).map_err(named)?;
+        let looping = LoopConfig::from_table(&run.table).map_err(named)?;
+        Ok(FullConfig {
+            run,
+            train,
+            eval,
+            looping,
+            text,
+        })
     }
 }
 

@@ -85,7 +85,7 @@ fn metadata(model: &Model, names: &[String]) -> Result<serde_json::Value, String
     let b = start.board();
     Ok(serde_json::json!({
         "format": "lifeline-zero weights 1",
-        "format_version": selfplay::rundir::FORMAT_VERSION,
+        "format_version": run::FORMAT_VERSION,
         "game": model.meta.game,
         "network": model.meta.net,
         "planes": start.num_planes(),
@@ -120,7 +120,7 @@ pub fn export_safetensors(model: &Model, out: &Path) -> Result<usize, String> {
     let bytes = store
         .get_bytes()
         .map_err(|e| format!("{}: {e}", out.display()))?;
-    selfplay::rundir::write_atomic(out, &bytes).map_err(|e| e.to_string())?;
+    run::write_atomic(out, &bytes).map_err(|e| e.to_string())?;
     Ok(names.len())
 }
 
@@ -171,7 +171,7 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         .expect("metadata serialises")
         .into();
     let npz_err = |e: ndarray_npy::WriteNpzError| std::io::Error::other(e.to_string());
-    selfplay::rundir::write_atomic_with(out, |file| {
+    run::write_atomic_with(out, |file| {
         let mut npz = NpzWriter::new(file);
         for (name, shape, data) in &params {
             let a = ArrayD::from_shape_vec(IxDyn(shape), data.clone())

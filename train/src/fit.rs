@@ -15,10 +15,10 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
+use run::{check_format, format_v1, FORMAT_VERSION};
 use selfplay::fused_train::{FusedTrainer, LossWeights, TrainBatch};
 use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta};
 use selfplay::net::{masked_log_softmax, PolicyValueNet};
-use selfplay::rundir::{check_format, format_v1, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -28,7 +28,7 @@ pub const TRAIN_STATE_FILE: &str = "train.json";
 /// What training adds to a checkpoint's metadata.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrainState {
-    /// Format version ([`selfplay::rundir::FORMAT_VERSION`]).
+    /// Format version ([`run::FORMAT_VERSION`]).
     #[serde(default = "format_v1")]
     pub format: u32,
     pub step: u64,
@@ -60,7 +60,7 @@ impl Losses {
     /// TensorBoard scalars of one step: every loss term, policy entropy, learning rate, speed.
     pub fn log(
         &self,
-        tb: &mut crate::tb::EventWriter,
+        tb: &mut run::tb::EventWriter,
         step: u64,
         lr: f32,
         samples_per_second: f32,
@@ -179,21 +179,12 @@ pub fn tune_allocator() {
     {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
-            extern "C" {
-                fn mallopt(
-                    param: std::os::raw::c_int,
-                    value: std::os::raw::c_int,
-                ) -> std::os::raw::c_int;
-            }
-            const M_TRIM_THRESHOLD: std::os::raw::c_int = -1;
-            const M_TOP_PAD: std::os::raw::c_int = -2;
-            const M_MMAP_THRESHOLD: std::os::raw::c_int = -3;
             // SAFETY: mallopt only changes allocator parameters; called before the threads of
             // a training run allocate.
             unsafe {
-                mallopt(M_MMAP_THRESHOLD, 32 << 20); // the largest value glibc accepts
-                mallopt(M_TRIM_THRESHOLD, 1 << 30);
-                mallopt(M_TOP_PAD, 64 << 20);
+                libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20); // the largest value glibc accepts
+                libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+                libc::mallopt(libc::M_TOP_PAD, 64 << 20);
             }
         });
     }
@@ -419,7 +410,7 @@ impl Trainer {
         target: u64,
         mut each: impl FnMut(&Trainer, u64, &Losses),
     ) -> Result<(), FitError> {
-        while self.state.step < target && !selfplay::rundir::stop_requested() {
+        while self.state.step < target && !run::stop_requested() {
             let batch = window.batch(
                 self.cfg.batch_size,
                 self.cfg.seed,

@@ -13,14 +13,15 @@
 //! it scores nothing against (stronger rungs would add games, not information). Every match is
 //! recorded in the run's results and found there again on a rerun, never played twice.
 
-use crate::looping::{read_iterations, run_loop, FullConfig, IterationRecord, Overrides};
+use crate::config::FullConfig;
+use crate::looping::{read_iterations, run_loop, IterationRecord, Overrides};
 use anyhow::{Context, Result};
 use eval::balance::Estimate;
 use eval::matches::run_match_once;
 use eval::results::MatchSummary;
 use eval::{Contestant, RatingOptions};
+use run::RunDir;
 use selfplay::model::parse_device;
-use selfplay::rundir::RunDir;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -200,11 +201,11 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
         iterations: Some(0),
         minutes: Some(opts.minutes - spent),
     };
-    run_loop(&opts.config, run.root(), !opts.quiet, overrides, |s| {
+    run_loop(&opts.config, run, !opts.quiet, overrides, |s| {
         println!("{}", s.line())
     })?;
     anyhow::ensure!(
-        !selfplay::rundir::stop_requested(),
+        !run::stop_requested(),
         "stopped: run the same command to resume the benchmark"
     );
     Ok(())

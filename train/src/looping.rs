@@ -1,6 +1,6 @@
 //! `train loop`: self-play with the best model, fit, gate, rate, repeat.
 //!
-//! The run directory ([`selfplay::rundir::RunDir`]) is the whole state: the frozen config,
+//! The run directory ([`run::RunDir`]) is the whole state: the frozen config,
 //! checkpoints and the `best` pointer, shards, match results, TensorBoard events, and
 //! `loop.json`, which says which phase of which iteration comes next. Every phase writes its
 //! results atomically before `loop.json` moves on, and every phase can tell that its results
@@ -14,176 +14,20 @@
 //! The loop holds the run's `train` and `gate` roles ([`RunDir::lock`]): a second loop, fit
 //! or promoting gate on the same run is refused with the holder named.
 
-use crate::config::TrainConfig;
+use crate::config::{FullConfig, Promotion, TrainConfig};
 use crate::fit::{Losses, Trainer};
 use crate::machine::{MachineRecord, Split};
-use crate::tb::EventWriter;
-use crate::window::Window;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use eval::results::MatchSummary;
-use eval::{Contestant, EvalConfig, MatchOutput, RatingOptions};
-use selfplay::config::RunConfig;
-use selfplay::generate::{default_threads, generate, RunOutput};
-use selfplay::model::{parse_device, Model, NetEvaluator};
-use selfplay::rundir::{
-    check_format, format_v1, write_atomic, Role, RoleLock, RunDir, FORMAT_VERSION,
-};
+use eval::{Contestant, Gatekeeper, Rater};
+use run::tb::EventWriter;
+use run::{check_format, format_v1, write_atomic, Role, RoleLock, RunDir, FORMAT_VERSION};
+use selfplay::model::parse_device;
+use selfplay::roles::{Worker, WorkerOptions};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// The `[loop]` table of a config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LoopConfig {
-    /// Iterations to run (0: no limit; `minutes` or a kill ends the loop).
-    pub iterations: u32,
-    /// Stop starting new iterations after this many minutes of this invocation (0: no limit).
-    pub minutes: f64,
-    /// Self-play games per iteration.
-    pub games: usize,
-    /// 0: never rate in the loop. Any other value: rate the best model against the baselines
-    /// at iteration 0 and at every iteration whose gate promoted a new best (the number
-    /// itself counts nothing more; `eval rate --follow` rates on a schedule of its own).
-    pub rating_every: u32,
-    pub device: String,
-    /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
-    /// newest (AlphaZero's and KataGo's choice, which spends no time on gate games).
-    pub promote: Promotion,
-    /// Run self-play and training at the same time, as the roles `selfplay worker` and `train
-    /// trainer` do (KataGo's design), instead of one phase after another; every checkpoint is
-    /// the best at once, and there are no gate or rating games (`eval rate --follow` rates
-    /// alongside). `iterations` then counts training rounds of `train.steps` steps.
-    pub concurrent: bool,
-    /// With `concurrent`: the cores of self-play (its threads and its network calls) and of
-    /// training (the training kernels' threads). 0 and 0: split the machine's cores by what
-    /// one core measures at the start (see [`crate::machine`]).
-    pub selfplay_threads: usize,
-    pub train_threads: usize,
-    /// With `concurrent`: samples trained per sample generated, at most (the trainer waits
-    /// for data rather than overfitting).
-    pub ratio: f64,
-    /// With `concurrent` and `minutes`: over this share of `minutes` at the end, the learning
-    /// rate falls linearly to `train.min_lr_fraction` of itself (0: it stays constant).
-    pub lr_anneal: f64,
-    /// With `concurrent`: threads of a third role, the rater, which rates each newest
-    /// checkpoint against `eval.rating_baselines` in the background at the lowest CPU priority
-    /// (nice 19: it takes only what self-play and training leave), as `eval rate --follow`
-    /// would beside the loop (0: no rater).
-    pub rater_threads: usize,
-}
-
-/// How a new checkpoint becomes the run's best (`loop.promote`, `train trainer --promote`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Promotion {
-    /// The SPRT gate of `[eval]` against the current best.
-    #[default]
-    Gate,
-    /// Every new checkpoint, without a gate.
-    Newest,
-}
-
-impl Default for LoopConfig {
-    fn default() -> Self {
-        LoopConfig {
-            iterations: 10,
-            minutes: 0.0,
-            games: 64,
-            rating_every: 1,
-            device: "cpu".into(),
-            promote: Promotion::Gate,
-            concurrent: false,
-            selfplay_threads: 0,
-            train_threads: 0,
-            ratio: 4.0,
-            lr_anneal: 0.0,
-            rater_threads: 0,
-        }
-    }
-}
-
-impl LoopConfig {
-    pub fn from_table(table: &toml::Table) -> Result<LoopConfig, String> {
-        let t = table
-            .get("loop")
-            .cloned()
-            .unwrap_or(toml::Value::Table(Default::default()));
-        let cfg: LoopConfig = t.try_into().map_err(|e| format!("[loop]: {e}"))?;
-        if cfg.games == 0 {
-            return Err("loop.games must be at least 1".into());
-        }
-        if cfg.minutes < 0.0 || !cfg.minutes.is_finite() {
-            return Err("loop.minutes must not be negative".into());
-        }
-        if (cfg.selfplay_threads == 0) != (cfg.train_threads == 0) {
-            return Err("loop.selfplay_threads and loop.train_threads are both 0 (split the cores by measured speed) or both at least 1".into());
-        }
-        if !(cfg.ratio > 0.0 && cfg.ratio.is_finite()) {
-            return Err(format!(
-                "loop.ratio must be a positive number (got {})",
-                cfg.ratio
-            ));
-        }
-        if !(0.0..=1.0).contains(&cfg.lr_anneal) {
-            return Err(format!(
-                "loop.lr_anneal must be a share of loop.minutes, from 0 to 1 (got {})",
-                cfg.lr_anneal
-            ));
-        }
-        if cfg.lr_anneal > 0.0 && !(cfg.concurrent && cfg.minutes > 0.0) {
-            return Err(
-                "loop.lr_anneal needs loop.concurrent = true and a time limit (loop.minutes)"
-                    .into(),
-            );
-        }
-        if cfg.rater_threads > 0 && !cfg.concurrent {
-            return Err(
-                "loop.rater_threads needs loop.concurrent = true (the phased loop rates in its own phase)"
-                    .into(),
-            );
-        }
-        // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
-        // which refuses `cuda` when the loop starts.
-        let d = cfg.device.as_str();
-        let cuda_index = d.strip_prefix("cuda:").map(|n| n.parse::<usize>().is_ok());
-        if !(d == "cpu" || d == "cuda" || cuda_index == Some(true)) {
-            return Err(format!(
-                "loop.device must be cpu, cuda or cuda:N (got `{d}`)"
-            ));
-        }
-        Ok(cfg)
-    }
-}
-
-/// Every table of a config, validated (the errors name the file and field).
-pub struct FullConfig {
-    pub run: RunConfig,
-    pub train: TrainConfig,
-    pub eval: EvalConfig,
-    pub looping: LoopConfig,
-    pub text: String,
-}
-
-impl FullConfig {
-    pub fn load(path: &Path) -> Result<FullConfig> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-        let run = RunConfig::parse(&text).map_err(named)?;
-        let train = TrainConfig::from_table(&run.table).map_err(named)?;
-        let eval = EvalConfig::from_table(&run.table).map_err(named)?;
-        let looping = LoopConfig::from_table(&run.table).map_err(named)?;
-        Ok(FullConfig {
-            run,
-            train,
-            eval,
-            looping,
-            text,
-        })
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -197,7 +41,7 @@ pub enum Phase {
 /// `loop.json`: where the loop stands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoopState {
-    /// Format version ([`selfplay::rundir::FORMAT_VERSION`]).
+    /// Format version ([`run::FORMAT_VERSION`]).
     #[serde(default = "format_v1")]
     pub format: u32,
     pub iteration: u32,
@@ -367,9 +211,10 @@ struct Looper {
     device: Device,
     tb: EventWriter,
     progress: bool,
-    threads: usize,
-    gate_visits: u32,
-    rating_visits: u32,
+    worker: Worker,
+    gatekeeper: Gatekeeper,
+    /// None when `eval.rating_baselines` is empty: nothing to rate against.
+    rater: Option<Rater>,
     roles: [RoleLock; 2],
 }
 
@@ -378,7 +223,7 @@ struct Looper {
 /// this invocation.
 pub fn run_loop(
     config: &Path,
-    run: &Path,
+    run: &RunDir,
     progress: bool,
     overrides: Overrides,
     mut report: impl FnMut(&IterationSummary) + Send,
@@ -400,7 +245,7 @@ pub fn run_loop(
     };
     let mut t_iter = Instant::now();
     loop {
-        if selfplay::rundir::stop_requested() {
+        if run::stop_requested() {
             eprintln!(
                 "stopped at iteration {} before its {:?} phase; run the same command to resume",
                 state.iteration, state.phase
@@ -419,7 +264,7 @@ pub fn run_loop(
             Ok(None) => {}
             // A stop request cuts a phase short (a match, self-play): it is played again on
             // resume, since loop.json did not move on.
-            Err(e) if selfplay::rundir::stop_requested() => {
+            Err(e) if run::stop_requested() => {
                 eprintln!("stopped during the {:?} phase of iteration {} ({e:#}); run the same command to resume", state.phase, state.iteration);
                 break;
             }
@@ -487,15 +332,15 @@ impl Looper {
                     .context("cannot start the rater's threads")
             })
             .transpose()?;
-        let worker = selfplay::roles::WorkerOptions {
+        let worker = WorkerOptions {
             games: l.games,
             threads: Some(split.selfplay_threads),
-            device: l.device.clone(),
+            device: self.device.clone(),
         };
         let rounds = crate::roles::TrainerRounds {
             ratio: l.ratio,
             until_step: None,
-            device: l.device.clone(),
+            device: self.device.clone(),
             progress: false,
             // The concurrent loop has no gate: the newest network plays (what measured best).
             promote: Promotion::Newest,
@@ -522,7 +367,10 @@ impl Looper {
             });
             let rating = rater_pool
                 .as_ref()
-                .map(|pool| scope.spawn(|| pool.install(|| self.rate_newest_until(&stop))));
+                .zip(self.rater.as_ref())
+                .map(|(pool, rater)| {
+                    scope.spawn(|| pool.install(|| self.rate_newest_until(rater, &stop)))
+                });
             let trained = train_pool.install(|| {
                 rounds.run(
                     &self.run,
@@ -579,7 +427,7 @@ impl Looper {
             selfplay_threads: l.selfplay_threads,
             train_threads: l.train_threads,
         });
-        if parse_device(&l.device)? != burn::tensor::Device::flex() {
+        if self.device != Device::flex() {
             // The training speed of a GPU is not one core's: split the cores evenly.
             return Ok(configured.unwrap_or(Split {
                 selfplay_threads: (cores / 2).max(1),
@@ -625,7 +473,7 @@ impl Looper {
         t_iter: &mut Instant,
     ) -> Result<Option<IterationSummary>> {
         let it = state.iteration;
-        let stopping = selfplay::rundir::stop_requested;
+        let stopping = run::stop_requested;
         match state.phase {
             Phase::SelfPlay => {
                 *t_iter = Instant::now();
@@ -660,7 +508,7 @@ impl Looper {
 
     /// Load the config, take the run's roles, freeze the config, clean up after killed
     /// writers, and make sure the run has a first checkpoint and a best pointer.
-    fn open(config: &Path, run: &Path, progress: bool, overrides: Overrides) -> Result<Looper> {
+    fn open(config: &Path, run: &RunDir, progress: bool, overrides: Overrides) -> Result<Looper> {
         let mut cfg = FullConfig::load(config)?;
         if let Some(n) = overrides.iterations {
             cfg.looping.iterations = n;
@@ -671,7 +519,7 @@ impl Looper {
             }
             cfg.looping.minutes = m;
         }
-        let run = RunDir::new(run);
+        let run = run.clone();
         std::fs::create_dir_all(run.root())
             .with_context(|| format!("cannot create {}", run.root().display()))?;
         let roles = [run.lock(Role::Train)?, run.lock(Role::Gate)?];
@@ -689,21 +537,35 @@ impl Looper {
                 run.tensorboard().display()
             )
         })?;
-        let threads = match cfg.run.selfplay.threads {
-            0 => default_threads(),
-            n => n,
+        let worker_options = WorkerOptions {
+            games: cfg.looping.games,
+            threads: None,
+            device: device.clone(),
         };
-        let gate_visits = cfg.eval.gate_visits.unwrap_or(cfg.run.search.visits);
-        let rating_visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
+        let mut worker = Worker::new(cfg.run.clone(), &worker_options)?;
+        worker.progress = progress;
+        let judging = eval::Judging {
+            game: cfg.run.game.clone(),
+            search: cfg.run.search.clone(),
+            eval: cfg.eval.clone(),
+            device: device.clone(),
+            progress,
+        };
+        let gatekeeper = Gatekeeper::new(judging.clone());
+        let rater = if cfg.eval.rating_baselines.is_empty() {
+            None
+        } else {
+            Some(Rater::new(judging)?)
+        };
         let looper = Looper {
             cfg,
             run,
             device,
             tb,
             progress,
-            threads,
-            gate_visits,
-            rating_visits,
+            worker,
+            gatekeeper,
+            rater,
             roles,
         };
         looper.first_checkpoint()?;
@@ -737,14 +599,6 @@ impl Looper {
         self.run.best()?.context("the run has no best model")
     }
 
-    /// Load a checkpoint that must play the config's game with finite outputs.
-    fn load_checked(&self, dir: &Path) -> Result<Model> {
-        let model = Model::load(dir, &self.device)?;
-        model.check_plays(&self.cfg.run.game, dir)?;
-        model.check_finite(&self.cfg.run.game, dir)?;
-        Ok(model)
-    }
-
     fn self_play(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
         if let Some(shard) = self.run.iteration_shard(it) {
             eprintln!(
@@ -755,29 +609,13 @@ impl Looper {
             return Ok(());
         }
         self.run.remove_orphan_records(it)?;
-        let best = self.best()?;
-        let model = self.load_checked(&best)?.for_inference();
-        let name = name_of(&best);
-        let out = RunOutput {
-            run: &self.run,
-            model: &name,
-            iteration: Some(it),
-            progress: self.progress,
-        };
         let seed = self
             .cfg
             .train
             .seed
             .wrapping_mul(1_000_003)
             .wrapping_add(it as u64 * 1000);
-        let s = generate(
-            &self.cfg.run,
-            |_| NetEvaluator::new(&model),
-            self.cfg.looping.games,
-            self.threads,
-            seed,
-            &out,
-        )?;
+        let s = self.worker.step(&self.run, Some(it), seed)?;
         summary.games = s.games;
         summary.samples = s.samples;
         let _ = self.tb.scalar(
@@ -793,56 +631,52 @@ impl Looper {
         Ok(())
     }
 
+    /// Fit up to this iteration's target step ([`crate::roles::fit_locked`], the trainer
+    /// role's round); a fit resumed after a kill continues from the newest checkpoint.
     fn fit(&mut self, it: u32, summary: &mut IterationSummary) -> Result<()> {
-        let window = Window::load(&self.run, &self.cfg.run.games(), &self.cfg.train)?;
-        summary.window = window.len();
-        let newest = self
-            .run
-            .newest_checkpoint()
-            .context("the run has no checkpoint")?;
-        let mut trainer = Trainer::resume(&newest, self.cfg.train.clone(), &self.device)?;
         let target = (it as u64 + 1) * self.cfg.train.steps;
-        let mut sum = Losses::default();
-        let mut n = 0u32;
-        let t0 = Instant::now();
-        let start = trainer.state.step;
-        let tb = &mut self.tb;
-        trainer.train_until(&window, target, |t, step, l| {
-            sum.add(l);
-            n += 1;
-            if step % 10 == 0 || step == target {
-                let rate =
-                    ((step - start) * t.cfg.batch_size as u64) as f32 / t0.elapsed().as_secs_f32();
-                let _ = l.log(tb, step, t.cfg.lr_at(step - 1) as f32, rate);
+        // One checkpoint per iteration (`train.checkpoint_every` is `train fit`'s): the one
+        // its gate judges.
+        let train = TrainConfig {
+            checkpoint_every: 0,
+            ..self.cfg.train.clone()
+        };
+        let fitted = crate::roles::fit_locked(
+            &self.run,
+            &self.cfg.run,
+            &train,
+            crate::roles::FitTarget::Until(target),
+            &self.device,
+            self.progress,
+            &mut self.tb,
+        )?;
+        match fitted {
+            Some(f) => {
+                summary.window = f.window;
+                summary.losses = Some(f.mean);
+                summary.step = f.step;
             }
-        })?;
-        summary.losses = (n > 0).then(|| sum.scale(1.0 / n as f32));
-        summary.step = trainer.state.step;
-        let dir = self.run.checkpoint(trainer.state.step);
-        if trainer.state.step > start {
-            trainer.save(&dir, Some(name_of(&newest)))?;
+            None => summary.step = self.run.checkpoints().last().map_or(0, |c| c.0),
         }
         Ok(())
     }
 
-    /// Gate the newest checkpoint against the best; returns whether it was promoted. A gate
-    /// already in `eval/matches.jsonl` (the loop was killed after it) is not played again.
+    /// Gate the newest checkpoint against the best ([`Gatekeeper::step`]); returns whether it
+    /// was promoted. A gate already in the run's results (the loop was killed after it) is not
+    /// played again.
     fn gate(&mut self, it: u32, summary: &mut IterationSummary) -> Result<bool> {
-        let candidate_dir = self
+        let newest = self
             .run
-            .newest_checkpoint()
+            .checkpoints()
+            .pop()
             .context("the run has no checkpoint")?;
-        let best_dir = self.best()?;
-        summary.step = summary
-            .step
-            .max(self.run.checkpoints().last().map(|c| c.0).unwrap_or(0));
+        summary.step = summary.step.max(newest.0);
+        // Judged by the step, not by comparing with the best pointer, so that a resume after a
+        // kill that came right after a promotion still rates it.
+        let trained_here = newest.0 == (it as u64 + 1) * self.cfg.train.steps;
         if self.cfg.looping.promote == Promotion::Newest {
-            // Judged by the step, not by comparing with the best pointer, so that a resume
-            // after a kill that came right after `set_best` still rates this promotion.
-            let target = (it as u64 + 1) * self.cfg.train.steps;
-            let trained_here = self.run.checkpoints().last().map(|c| c.0) == Some(target);
-            if trained_here && candidate_dir != best_dir {
-                self.run.set_best(&candidate_dir)?;
+            if trained_here && Some(&newest.1) != self.run.best()?.as_ref() {
+                self.run.set_best(&newest.1)?;
             }
             summary.gate = if trained_here {
                 "newest"
@@ -852,48 +686,27 @@ impl Looper {
             .into();
             return Ok(trained_here);
         }
-        let seed = it as u64 + 17;
-        let (a, b) = (
-            format!("{}@{}", name_of(&candidate_dir), self.gate_visits),
-            format!("{}@{}", name_of(&best_dir), self.gate_visits),
-        );
-        let earlier = eval::results::find_summary(&self.run.matches(), "gate", &a, &b, seed)?;
-        if candidate_dir == best_dir {
-            // Either nothing new was trained, or this iteration's gate promoted it before a
-            // kill: its summary says which.
-            let promoted_here = self.promoted_in_iteration(&candidate_dir, seed)?;
-            summary.gate = if promoted_here {
-                "PROMOTED (before the restart)".into()
+        let Some(verdict) = self.gatekeeper.step(&self.run)? else {
+            // The newest is the best: nothing new was trained, or this iteration's gate
+            // promoted it before a kill; the results say which.
+            let promoted =
+                trained_here && self.gatekeeper.passed(&self.run, newest.0, &newest.1)?;
+            summary.gate = if promoted {
+                "PROMOTED (before the restart)"
             } else {
-                "skipped (no new checkpoint)".into()
-            };
-            return Ok(promoted_here);
-        }
-        let summary_line = match earlier {
-            Some(s) => s,
-            None => {
-                let (cand, best) = (
-                    self.contestant(&candidate_dir, self.gate_visits)?,
-                    self.contestant(&best_dir, self.gate_visits)?,
-                );
-                let out = MatchOutput::in_run(self.run.root(), &cand, &best, "gate-");
-                eval::gate(
-                    &self.cfg.run.game,
-                    &cand,
-                    &best,
-                    &self.cfg.eval,
-                    seed,
-                    self.progress,
-                    &out,
-                )?
-                .summary
+                "skipped (no new checkpoint)"
             }
+            .into();
+            return Ok(promoted);
         };
-        let promoted = summary_line.promoted.unwrap_or(false);
-        let wdl = summary_line.wdl();
+        let wdl = verdict.summary.wdl();
         summary.gate = format!(
             "{} {}-{}-{}",
-            if promoted { "PROMOTED" } else { "rejected" },
+            if verdict.promoted {
+                "PROMOTED"
+            } else {
+                "rejected"
+            },
             wdl.wins,
             wdl.draws,
             wdl.losses
@@ -901,45 +714,14 @@ impl Looper {
         let _ = self.tb.scalar("gate/score", wdl.score() as f32, it as u64);
         let _ = self
             .tb
-            .scalar("gate/promoted", promoted as u8 as f32, it as u64);
-        if promoted {
-            self.run.set_best(&candidate_dir)?;
-        }
-        Ok(promoted)
+            .scalar("gate/promoted", verdict.promoted as u8 as f32, it as u64);
+        Ok(verdict.promoted)
     }
 
-    /// Whether `checkpoint` was promoted by the gate of seed `seed` (found in the results).
-    fn promoted_in_iteration(&self, checkpoint: &Path, seed: u64) -> Result<bool> {
-        let name = format!("{}@{}", name_of(checkpoint), self.gate_visits);
-        let path = self.run.matches();
-        if !path.is_file() {
-            return Ok(false);
-        }
-        let all = eval::results::read_summaries(&self.run.eval())?;
-        Ok(all.iter().any(|s| {
-            s.kind == "gate" && s.a.name == name && s.seed == seed && s.promoted == Some(true)
-        }))
-    }
-
-    fn contestant(&self, dir: &Path, visits: u32) -> Result<Contestant> {
-        let m = self.load_checked(dir)?;
-        Ok(Contestant::network(
-            &m,
-            &name_of(dir),
-            visits,
-            &self.cfg.run.search,
-        ))
-    }
-
-    /// The concurrent loop's rater: until `stop`, rate the newest checkpoint against the
-    /// baselines whenever there is a newer one than the last rated (checkpoints that were
-    /// overtaken while it played are skipped), refreshing the rating table after each. The
-    /// seed is the step, as `eval rate` uses, so neither plays a checkpoint's matches twice.
-    fn rate_newest_until(&self, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
-        let cfg = &self.cfg;
-        if cfg.eval.rating_baselines.is_empty() {
-            return Ok(());
-        }
+    /// The concurrent loop's rater: until `stop`, rate the newest checkpoint whenever there is
+    /// a newer one than the last rated (checkpoints that were overtaken while it played are
+    /// skipped), refreshing the rating table after each.
+    fn rate_newest_until(&self, rater: &Rater, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
         let mut rated = None;
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             let newest = self.run.checkpoints().pop();
@@ -947,19 +729,8 @@ impl Looper {
                 std::thread::sleep(Duration::from_millis(200));
                 continue;
             };
-            let player = self.contestant(&dir, self.rating_visits)?;
-            for summary in eval::rating_matches(
-                self.run.root(),
-                &cfg.run.game,
-                &cfg.run.search,
-                &cfg.eval,
-                &player,
-                step,
-                false,
-            )? {
-                tracing::info!("{}", eval::matches::describe(&summary));
-            }
-            if let Err(e) = eval::update_ratings(self.run.root(), RatingOptions::default()) {
+            rater.rate(&self.run, step, &dir)?;
+            if let Err(e) = rater.refresh(&self.run) {
                 tracing::warn!("ratings not updated: {e}");
             }
             rated = Some(step);
@@ -967,27 +738,24 @@ impl Looper {
         Ok(())
     }
 
-    /// Rate the best model against the baselines (at iteration 0 and after a promotion), then
-    /// refresh the rating table.
+    /// Rate the best model against the baselines (at iteration 0 and after a promotion, with
+    /// `loop.rating_every` above 0), then refresh the rating table.
     fn rate(&mut self, it: u32, promoted: bool, summary: &mut IterationSummary) -> Result<()> {
         let best_dir = self.best()?;
         summary.best = name_of(&best_dir);
-        let (cfg, every) = (&self.cfg, self.cfg.looping.rating_every);
-        if every > 0 && (it == 0 || promoted) && !cfg.eval.rating_baselines.is_empty() {
-            let best = self.contestant(&best_dir, self.rating_visits)?;
-            eval::rating_matches(
-                self.run.root(),
-                &cfg.run.game,
-                &cfg.run.search,
-                &cfg.eval,
-                &best,
-                it as u64 + 1000,
-                self.progress,
-            )?;
+        let Some(rater) = &self.rater else {
+            return Ok(());
+        };
+        if self.cfg.looping.rating_every > 0 && (it == 0 || promoted) {
+            let step = self.run.checkpoints().into_iter().find(|c| c.1 == best_dir);
+            let step = step
+                .context("the run's best is not one of its checkpoints")?
+                .0;
+            rater.rate(&self.run, step, &best_dir)?;
         }
         if self.run.eval().is_dir() {
-            if let Ok(table) = eval::update_ratings(self.run.root(), RatingOptions::default()) {
-                let best_name = format!("{}@{}", name_of(&best_dir), self.rating_visits);
+            if let Ok(table) = rater.refresh(&self.run) {
+                let best_name = eval::players::checkpoint_name(&best_dir, rater.visits());
                 if let Some(r) = table.players.iter().find(|r| r.player.name == best_name) {
                     summary.best_elo = Some((r.elo, r.lo, r.hi));
                     let _ = self.tb.scalar("elo/best", r.elo as f32, summary.step);

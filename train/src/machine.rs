@@ -8,10 +8,10 @@
 //! of the balance, not promises.
 
 use anyhow::{Context, Result};
+use run::RunDir;
 use selfplay::config::RunConfig;
 use selfplay::generate::{generate, RunOutput};
 use selfplay::model::{Model, NetEvaluator};
-use selfplay::rundir::RunDir;
 use selfplay::search::{Evaluation, Evaluator, UniformEvaluator};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -287,7 +287,7 @@ impl MachineRecord {
     pub fn write(&self, run: &RunDir) -> Result<()> {
         let path = file(run);
         let json = serde_json::to_string_pretty(self).expect("speeds serialise") + "\n";
-        selfplay::rundir::write_atomic(&path, json.as_bytes())
+        run::write_atomic(&path, json.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))
     }
 }

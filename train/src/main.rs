@@ -1,17 +1,18 @@
 //! `train`: fit the network on a run's self-play data, measure training speed.
 
 use anyhow::{Context, Result};
+use burn::tensor::Device;
 use clap::{Parser, Subcommand};
+use run::store::Pulls;
+use run::RunLocation;
+use run::{install_stop_handler, Role, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
-use selfplay::rundir::{install_stop_handler, Role, RunDir};
-use selfplay::store::{Pulls, RunLocation};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use train::config::TrainConfig;
+use train::config::{Promotion, TrainConfig};
 use train::fit::Trainer;
-use train::looping::Promotion;
-use train::roles::{fit_locked, TrainerRounds};
+use train::roles::{fit_locked, FitTarget, TrainerRounds};
 
 #[derive(Parser)]
 #[command(name = "train", about = "Fit Lifeline Zero networks on self-play data")]
@@ -35,8 +36,9 @@ enum Cmd {
         /// Train until the step counter reaches this value instead (what a rerun after a kill uses).
         #[arg(long, conflicts_with = "steps")]
         until: Option<u64>,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` (builds with the `cuda` feature).
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
     },
     /// The training role: fit `train.steps` steps whenever the run's shards allow it (at most
     /// --ratio samples trained per sample generated: it waits for data rather than
@@ -54,8 +56,9 @@ enum Cmd {
         /// Stop once the step counter reaches this.
         #[arg(long)]
         until_step: Option<u64>,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` (builds with the `cuda` feature).
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         /// `newest`: each checkpoint becomes the best at once; `gate`: a gatekeeper
         /// (`eval gatekeeper`) promotes those that pass its gate.
         #[arg(long, value_enum, default_value_t = Promotion::Newest)]
@@ -112,8 +115,9 @@ enum Cmd {
     Bench {
         #[arg(long)]
         config: PathBuf,
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        /// `cpu`, or `cuda[:N]` (builds with the `cuda` feature).
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
         #[arg(long, default_value_t = 10)]
         steps: u64,
         /// Batch size (default: train.batch_size of the config).
@@ -145,7 +149,7 @@ fn main() -> Result<()> {
                 anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
             }
             let run = run.open(Pulls::Everything)?;
-            print!("{}", status(&RunDir::new(run.path()), minutes)?);
+            print!("{}", status(&run.run_dir(), minutes)?);
             Ok(run.finish()?)
         }
         Cmd::Trainer {
@@ -165,7 +169,7 @@ fn main() -> Result<()> {
                 promote,
                 anneal: None,
             };
-            trainer(&config, run.path(), &rounds)?;
+            trainer(&config, &run.run_dir(), &rounds)?;
             Ok(run.finish()?)
         }
         Cmd::Bench {
@@ -205,7 +209,7 @@ fn main() -> Result<()> {
         } => {
             install_stop_handler();
             let opened = run.open(Pulls::Everything)?;
-            let run = opened.path().to_path_buf();
+            let run = opened.run_dir();
             let t0 = Instant::now();
             let overrides = train::looping::Overrides {
                 iterations,
@@ -220,18 +224,17 @@ fn main() -> Result<()> {
                 t0.elapsed().as_secs_f64() / 60.0
             );
             // Played before the ratings are refreshed, so that the table counts it too.
-            let last = match train::looping::final_match(&config, &run, !quiet) {
-                _ if selfplay::rundir::stop_requested() => None,
+            let last = match train::looping::final_match(&config, run.root(), !quiet) {
+                _ if run::stop_requested() => None,
                 result => result?,
             };
-            match eval::update_ratings(&run, eval::RatingOptions::default()) {
+            match eval::update_ratings(run.root(), eval::RatingOptions::default()) {
                 Ok(table) => {
                     println!("{}", eval::ratings::format_table(&table));
-                    let r = RunDir::new(&run);
                     println!(
                         "ratings: {} and {}",
-                        r.ratings_json().display(),
-                        r.ratings_svg().display()
+                        run.ratings_json().display(),
+                        run.ratings_svg().display()
                     );
                 }
                 Err(e) => println!("no ratings yet: {e}"),
@@ -344,21 +347,25 @@ fn fit(
     run: &Path,
     steps: Option<u64>,
     until: Option<u64>,
-    device: &str,
+    device: &Device,
 ) -> Result<()> {
     let (cfg, train) = load_config(config)?;
+    let target = match until {
+        Some(step) => FitTarget::Until(step),
+        None => FitTarget::Steps(steps.unwrap_or(train.steps)),
+    };
     let run = &RunDir::new(run);
     let _role = run.lock(Role::Train)?;
     run.tidy();
     install_stop_handler();
     let mut tb = train::roles::tensorboard(run)?;
-    fit_locked(run, &cfg, &train, steps, until, device, true, &mut tb)?;
+    fit_locked(run, &cfg, &train, target, device, true, &mut tb)?;
     Ok(())
 }
 
 /// The report of `train status`.
 fn status(run: &RunDir, minutes: f64) -> Result<String> {
-    use selfplay::rundir::ShardSource;
+    use run::ShardSource;
     use std::collections::BTreeMap;
     use std::fmt::Write as _;
     let frozen = run.config();
@@ -453,18 +460,17 @@ fn status(run: &RunDir, minutes: f64) -> Result<String> {
 }
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
-fn trainer(config: &Path, run: &Path, rounds: &TrainerRounds) -> Result<()> {
+fn trainer(config: &Path, run: &RunDir, rounds: &TrainerRounds) -> Result<()> {
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (cfg, train) = load_config(config)?;
-    let run = &RunDir::new(run);
     std::fs::create_dir_all(run.root())
         .with_context(|| format!("cannot create {}", run.root().display()))?;
     let role = run.lock(Role::Train)?;
     run.freeze_config(config, &text)?;
     run.tidy();
     install_stop_handler();
-    let _log = selfplay::logging::init("trainer");
+    let _log = run::logging::init("trainer");
     // A trainer that stalled past its lease while another machine took the role stops.
     rounds.run(run, &cfg, &train, || !role.lost(), |_, _| Ok(()))?;
     anyhow::ensure!(
@@ -476,7 +482,7 @@ fn trainer(config: &Path, run: &Path, rounds: &TrainerRounds) -> Result<()> {
 
 fn bench(
     config: &Path,
-    device: &str,
+    device: &Device,
     steps: u64,
     batch: Option<usize>,
     reference: bool,
@@ -489,8 +495,7 @@ fn bench(
     }
     // A window of real positions: a few uniform self-play games.
     let (window, _) = train::machine::sample_window(&cfg, &train, None, 4)?;
-    let device = parse_device(device)?;
-    let model = Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg)?;
+    let model = Model::random(&cfg.game, &cfg.network, device, 0).map_err(anyhow::Error::msg)?;
     let mut t = Trainer::new(model, train.clone());
     let kernels = format!("{:?}", t.kernels());
     let b = window.batch(train.batch_size, 0, 0, true);

@@ -4,13 +4,14 @@
 
 use crate::config::TrainConfig;
 use crate::fit::{Losses, Trainer};
-use crate::tb::EventWriter;
 use crate::window::Window;
 use anyhow::{Context, Result};
+use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
+use run::tb::EventWriter;
+use run::RunDir;
 use selfplay::config::RunConfig;
-use selfplay::model::{parse_device, Model};
-use selfplay::rundir::RunDir;
+use selfplay::model::Model;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,12 +24,12 @@ pub struct TrainerRounds {
     pub ratio: f64,
     /// Stop once the step counter reaches this.
     pub until_step: Option<u64>,
-    pub device: String,
+    pub device: Device,
     /// Show each round's progress bar.
     pub progress: bool,
     /// `Newest`: each new checkpoint becomes the best at once (AlphaZero, KataGo); `Gate`: a
     /// gatekeeper (`eval gatekeeper`) promotes the checkpoints that pass its gate.
-    pub promote: crate::looping::Promotion,
+    pub promote: crate::config::Promotion,
     /// The learning rate's fall towards a deadline (the concurrent loop's `loop.lr_anneal`).
     pub anneal: Option<Anneal>,
 }
@@ -82,7 +83,7 @@ impl TrainerRounds {
         let mut counted: HashMap<PathBuf, usize> = HashMap::new();
         // One events file for all the rounds of this trainer, not one per round.
         let mut tb = tensorboard(run)?;
-        while keep_going() && !selfplay::rundir::stop_requested() {
+        while keep_going() && !run::stop_requested() {
             let step = run.checkpoints().last().map_or(0, |c| c.0);
             if self.until_step.is_some_and(|u| step >= u) {
                 break;
@@ -115,17 +116,17 @@ impl TrainerRounds {
                 }
                 None => train,
             };
+            let target = FitTarget::Steps(round);
             if let Some(fitted) = fit_locked(
                 run,
                 cfg,
                 train,
-                Some(round),
-                None,
+                target,
                 &self.device,
                 self.progress,
                 &mut tb,
             )? {
-                if self.promote == crate::looping::Promotion::Newest {
+                if self.promote == crate::config::Promotion::Newest {
                     run.set_best(&fitted.dir)?;
                 }
                 after_round(&fitted, generated)?;
@@ -172,17 +173,16 @@ pub fn open_trainer(
     run: &RunDir,
     cfg: &RunConfig,
     train: &TrainConfig,
-    device: &str,
+    device: &Device,
 ) -> Result<(Trainer, Option<String>)> {
-    let device = parse_device(device)?;
     match run.newest_checkpoint() {
         Some(dir) => {
-            let t = Trainer::resume(&dir, train.clone(), &device)?;
+            let t = Trainer::resume(&dir, train.clone(), device)?;
             t.model().check_plays(&cfg.game, &dir)?;
             Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
         }
         None => Ok((
-            Trainer::new(fresh_model(cfg, &device, train.seed)?, train.clone()),
+            Trainer::new(fresh_model(cfg, device, train.seed)?, train.clone()),
             None,
         )),
     }
@@ -190,7 +190,7 @@ pub fn open_trainer(
 
 /// A randomly initialised network for `cfg`, its metadata naming the komi and sizes its
 /// self-play will play (so that it may play them).
-pub fn fresh_model(cfg: &RunConfig, device: &burn::tensor::Device, seed: u64) -> Result<Model> {
+pub fn fresh_model(cfg: &RunConfig, device: &Device, seed: u64) -> Result<Model> {
     let mut model =
         Model::random(&cfg.game, &cfg.network, device, seed).map_err(anyhow::Error::msg)?;
     model.meta.komi_range = cfg.selfplay.komi_range;
@@ -207,26 +207,36 @@ pub struct Fitted {
     pub window: usize,
 }
 
-/// One fit of the run, its `train` role held by the caller: `steps` steps (default
-/// `train.steps`) or up to step `until`, from the newest checkpoint, written as a new one
-/// (`None` when the target was already reached, or a stop came before the first step).
-/// `verbose` shows a progress bar and prints the window and the mean losses. The losses go to
-/// `tb` (the caller's, so that a trainer's rounds share one events file).
-#[allow(clippy::too_many_arguments)]
+/// How far a fit goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitTarget {
+    /// This many steps past the newest checkpoint (a trainer's round).
+    Steps(u64),
+    /// Up to this step (an iteration of the phased loop, `train fit --until`).
+    Until(u64),
+}
+
+/// One fit of the run, its `train` role held by the caller: from the newest checkpoint to
+/// `target`, written as a new one (`None` when the target was already reached, or a stop came
+/// before the first step). `verbose` shows a progress bar and prints the window and the mean
+/// losses. The losses go to `tb` (the caller's, so that a trainer's rounds share one events
+/// file). The trainer role's rounds, `train fit` and the phased loop's fit phase are all this.
 pub fn fit_locked(
     run: &RunDir,
     cfg: &RunConfig,
     train: &TrainConfig,
-    steps: Option<u64>,
-    until: Option<u64>,
-    device: &str,
+    target: FitTarget,
+    device: &Device,
     verbose: bool,
     tb: &mut EventWriter,
 ) -> Result<Option<Fitted>> {
     let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
     let window = Window::load(run, &cfg.games(), train)?;
     let start = trainer.state.step;
-    let target = until.unwrap_or(start + steps.unwrap_or(train.steps));
+    let target = match target {
+        FitTarget::Steps(steps) => start + steps,
+        FitTarget::Until(step) => step,
+    };
     if target <= start {
         println!("already at step {start} (target {target}): nothing to do");
         return Ok(None);
@@ -297,7 +307,7 @@ pub fn fit_locked(
         eprintln!("stopped at step {start} before training: nothing new to save");
         return Ok(None);
     }
-    if selfplay::rundir::stop_requested() {
+    if run::stop_requested() {
         eprintln!(
             "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
             trainer.state.step

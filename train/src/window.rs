@@ -6,7 +6,7 @@ use engine::board::{Board, Symmetry};
 use engine::encode::{transform_planes, transform_policy};
 use engine::{Game, GameConfig};
 use rand::{Rng, SeedableRng};
-use selfplay::rundir::RunDir;
+use run::RunDir;
 use selfplay::shard::{read_shard, read_shard_meta, Shard, ShardMeta};
 use std::path::PathBuf;
 

@@ -8,9 +8,9 @@
 //! CI gives it a venv of its own); without it these tests say so and pass, unless
 //! `LIFELINE_REQUIRE_MOTO=1` (CI sets it) makes its absence a failure.
 
-use selfplay::lease::{self, Holder};
-use selfplay::rundir::RunDir;
-use selfplay::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
+use run::lease::{self, Holder};
+use run::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
+use run::RunDir;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -242,9 +242,9 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
     let dir = temp("bucket-leases");
     let bucket = s3.bucket(url);
     let mirror = Mirror::start(bucket.clone(), dir.clone(), Pulls::Everything, SECOND).unwrap();
-    let run = RunDir::new(&dir);
+    let run = RunDir::mirrored(&dir, bucket.clone());
 
-    let lock = run.lock(selfplay::rundir::Role::Train).unwrap();
+    let lock = run.lock(run::Role::Train).unwrap();
     let text = bucket.get("locks/train.lease.1").unwrap().unwrap().0;
     let line = String::from_utf8(text).unwrap();
     assert!(
@@ -270,13 +270,10 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let e = run
-        .lock(selfplay::rundir::Role::Train)
-        .unwrap_err()
-        .to_string();
+    let e = run.lock(run::Role::Train).unwrap_err().to_string();
     assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
     assert_eq!(
-        run.role_holder(selfplay::rundir::Role::Train).as_deref(),
+        run.role_holder(run::Role::Train).as_deref(),
         Some("pid 77 on node-7")
     );
     bucket
@@ -286,7 +283,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let lock = run.lock(selfplay::rundir::Role::Train).unwrap();
+    let lock = run.lock(run::Role::Train).unwrap();
     assert!(bucket.get("locks/train.lease.6").unwrap().is_some());
     assert!(bucket.get("locks/train.lease.5").unwrap().is_none());
     drop(lock);
@@ -322,8 +319,8 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
         });
         assert_eq!(winners.len(), 1, "round {round}: {winners:?}");
         assert_eq!(lease::holder(&files).map(|h| h.pid), Some(winners[0]));
-        for n in selfplay::lease::LeaseFiles::numbers(&files).unwrap() {
-            selfplay::lease::LeaseFiles::remove(&files, n);
+        for n in run::lease::LeaseFiles::numbers(&files).unwrap() {
+            run::lease::LeaseFiles::remove(&files, n);
         }
     }
     mirror.finish().unwrap();
@@ -387,7 +384,7 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
     let opts = selfplay::roles::WorkerOptions {
         games: 4,
         threads: Some(1),
-        device: "cpu".into(),
+        device: selfplay::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
     let batches = selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| {

@@ -2,7 +2,7 @@
 //! file and field named.
 
 use std::path::PathBuf;
-use train::looping::FullConfig;
+use train::config::FullConfig;
 
 fn configs_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs")

@@ -6,7 +6,7 @@
 //! kill it leaves no half-written shard behind. Where Slurm is installed and the test runs as
 //! root, the same run goes through a real one-node Slurm cluster too.
 
-use selfplay::rundir::{RunDir, ShardSource};
+use run::{RunDir, ShardSource};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -279,7 +279,7 @@ fn check_submitted_run(
     wait_for(
         "the trainer to give its role up",
         Duration::from_secs(60),
-        || rundir.role_holder(selfplay::rundir::Role::Train).is_none(),
+        || rundir.role_holder(run::Role::Train).is_none(),
     );
     let before = rundir.checkpoints().last().map_or(0, |c| c.0);
     submit_trainer();

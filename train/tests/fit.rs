@@ -3,9 +3,9 @@
 use burn::tensor::Device;
 use engine::{Action, AnyGame, Game, GameConfig};
 use rand::{Rng, SeedableRng};
+use run::RunDir;
 use selfplay::model::Model;
 use selfplay::net::NetConfig;
-use selfplay::rundir::RunDir;
 use selfplay::shard::{write_shard, Sample, ShardMeta};
 use std::path::{Path, PathBuf};
 use train::config::{OptimizerKind, Schedule, TrainConfig};
@@ -106,7 +106,7 @@ fn write_samples(run: &Path, cfg: &GameConfig, name: &str, s: &[Sample]) {
         policy_len: start.policy_len(),
         samples: s.len(),
         games: 1,
-        format: selfplay::rundir::FORMAT_VERSION,
+        format: run::FORMAT_VERSION,
         seed: None,
     };
     write_shard(&run.join("selfplay").join(name), &meta, s).unwrap();

@@ -97,7 +97,7 @@ fn two_iterations_leave_every_artifact() {
     assert!(!tb.is_empty());
     let scalars: Vec<_> = tb
         .iter()
-        .flat_map(|f| train::tb::read_scalars(&run.join("tb").join(f)).unwrap())
+        .flat_map(|f| run::tb::read_scalars(&run.join("tb").join(f)).unwrap())
         .collect();
     for tag in [
         "loss/policy",
@@ -118,7 +118,7 @@ fn two_iterations_leave_every_artifact() {
         serde_json::from_str(&std::fs::read_to_string(run.join("loop.json")).unwrap()).unwrap();
     assert_eq!(state["iteration"], 2);
     // One line per iteration, in growing loop time, naming the best after it.
-    let times = train::looping::read_iterations(&selfplay::rundir::RunDir::new(&run)).unwrap();
+    let times = train::looping::read_iterations(&run::RunDir::new(&run)).unwrap();
     assert_eq!(
         times.iter().map(|r| r.iteration).collect::<Vec<_>>(),
         [0, 1]
@@ -233,7 +233,7 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     }
     // It continued rather than starting over: one checkpoint per iteration, and at most one
     // self-play shard more than iterations (the games of a phase cut short are played again).
-    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run)
+    let steps: Vec<u64> = run::RunDir::new(&run)
         .checkpoints()
         .iter()
         .map(|c| c.0)
@@ -362,9 +362,7 @@ fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    let held = selfplay::rundir::RunDir::new(&run)
-        .lock(selfplay::rundir::Role::Train)
-        .unwrap();
+    let held = run::RunDir::new(&run).lock(run::Role::Train).unwrap();
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
@@ -499,7 +497,7 @@ fn fit_with_another_games_config_is_refused() {
         !out.status.success() && stderr.contains("cannot play") && stderr.contains("weak"),
         "{stderr}"
     );
-    let steps: Vec<u64> = selfplay::rundir::RunDir::new(&run)
+    let steps: Vec<u64> = run::RunDir::new(&run)
         .checkpoints()
         .iter()
         .map(|c| c.0)
@@ -531,9 +529,7 @@ fn a_loop_over_two_board_sizes_trains_one_network_that_plays_both() {
         }
     }
     // The checkpoint records its sizes and loads for either size, not a third.
-    let newest = selfplay::rundir::RunDir::new(&run)
-        .newest_checkpoint()
-        .unwrap();
+    let newest = run::RunDir::new(&run).newest_checkpoint().unwrap();
     let model = selfplay::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
     assert_eq!(model.meta.sizes, Some(vec![3, 4]));
     for (size, ok) in [(3, true), (4, true), (5, false)] {
@@ -567,7 +563,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     // and never rises from one round to the next.
     let mut rates: Vec<(u64, f32)> = std::fs::read_dir(run.join("tb"))
         .unwrap()
-        .flat_map(|e| train::tb::read_scalars(&e.unwrap().path()).unwrap())
+        .flat_map(|e| run::tb::read_scalars(&e.unwrap().path()).unwrap())
         .filter(|(tag, _, _)| tag == "train/learning_rate")
         .map(|(_, v, step)| (step, v))
         .collect();
@@ -581,13 +577,13 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     // the worker (this process), not from loop iterations; no gate games.
     let best = std::fs::read_to_string(run.join("models/best")).unwrap();
     assert_eq!(best.trim(), "000008");
-    let rundir = selfplay::rundir::RunDir::new(&run);
+    let rundir = run::RunDir::new(&run);
     let shards = rundir.shards();
     assert!(!shards.is_empty());
     for s in &shards {
-        let (_, source) = selfplay::rundir::RunDir::shard_stamp(s).unwrap();
+        let (_, source) = run::RunDir::shard_stamp(s).unwrap();
         assert!(
-            matches!(source, selfplay::rundir::ShardSource::Process { .. }),
+            matches!(source, run::ShardSource::Process { .. }),
             "{source:?}"
         );
     }
@@ -675,7 +671,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rundir = selfplay::rundir::RunDir::new(&run);
+    let rundir = run::RunDir::new(&run);
     for s in rundir.shards() {
         selfplay::shard::read_shard_meta(&s).unwrap();
     }

@@ -34,7 +34,7 @@ fn work_until_trainer_ends(
     let opts = selfplay::roles::WorkerOptions {
         games: 4,
         threads: Some(1),
-        device: "cpu".into(),
+        device: selfplay::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
     let batches = selfplay::roles::self_play_worker(config, run, &opts, |done| {
@@ -71,7 +71,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(trainer.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
-    let rundir = selfplay::rundir::RunDir::new(&run);
+    let rundir = run::RunDir::new(&run);
     let steps: Vec<u64> = rundir.checkpoints().iter().map(|c| c.0).collect();
     // Rounds of 4 steps, with a checkpoint every 2 (train.checkpoint_every).
     assert_eq!(steps, [2, 4, 6, 8]);
@@ -89,12 +89,12 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     // The worker's own TensorBoard tag: one point per batch.
     let tag = format!(
         "worker/{}-{}/games_per_second",
-        selfplay::rundir::host_name(),
+        run::host_name(),
         std::process::id()
     );
     let points = std::fs::read_dir(run.join("tb"))
         .unwrap()
-        .flat_map(|e| train::tb::read_scalars(&e.unwrap().path()).unwrap())
+        .flat_map(|e| run::tb::read_scalars(&e.unwrap().path()).unwrap())
         .filter(|(t, v, _)| *t == tag && *v > 0.0)
         .count();
     assert_eq!(points, batches.len(), "{tag}");
@@ -140,7 +140,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     let me = format!(
         "worker pid {} on {}: {} shards",
         std::process::id(),
-        selfplay::rundir::host_name(),
+        run::host_name(),
         batches.len()
     );
     assert!(text.contains(&me), "{text}");

@@ -19,10 +19,16 @@
 //! written. Temporary names carry the writer's pid ([`temporary_name`]); those of dead writers
 //! are removed by [`RunDir::clean_stale_temporaries`].
 
+use crate::atomic::{parent_of, temporary_owner, write_atomic};
+use crate::error::{io_error, RunDirError};
+use crate::host::{host_name, process_alive};
+use crate::lease::{DirLease, Lease, LeaseError, LeaseFiles};
+use crate::role::Role;
+use crate::store::{Bucket, BucketLease};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A checkpoint directory's weights (burn's burnpack record) and metadata files.
 pub const WEIGHTS_FILE: &str = "weights.bpk";
@@ -38,168 +44,25 @@ pub fn format_v1() -> u32 {
     1
 }
 
-/// Errors of the run directory; each names the path, and I/O errors keep their cause.
-#[derive(Debug, thiserror::Error)]
-pub enum RunDirError {
-    #[error("{}: cannot {action}", path.display())]
-    Io {
-        path: PathBuf,
-        action: &'static str,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{}: {why}", path.display())]
-    Invalid { path: PathBuf, why: String },
-    #[error(
-        "{} is in use: its `{role}` role is held by {holder}; stop that process first, or use another run directory",
-        run.display()
-    )]
-    Locked {
-        run: PathBuf,
-        role: Role,
-        holder: String,
-    },
-    #[error(
-        "{}: format version {found} is newer than this build reads ({FORMAT_VERSION}); use a newer build",
-        path.display()
-    )]
-    Format { path: PathBuf, found: u32 },
-}
-
-fn io_error<'a>(
-    path: &'a Path,
-    action: &'static str,
-) -> impl FnOnce(io::Error) -> RunDirError + 'a {
-    move |source| RunDirError::Io {
-        path: path.to_path_buf(),
-        action,
-        source,
-    }
-}
-
 /// Refuse a metadata file written by a newer format than this build reads.
 pub fn check_format(path: &Path, found: u32) -> Result<(), RunDirError> {
     if found > FORMAT_VERSION {
         return Err(RunDirError::Format {
             path: path.to_path_buf(),
             found,
+            reads: FORMAT_VERSION,
         });
     }
     Ok(())
 }
 
-/// The temporary name a writer uses for `path`: `.NAME.tmp-PID` beside it.
-pub fn temporary_name(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
-}
-
-/// The pid of a temporary name, if `name` is one (`.NAME.tmp-PID`, or `.NAME.tmp-PID-N` for
-/// the lease's temporaries, several of one process).
-fn temporary_owner(name: &str) -> Option<u32> {
-    let (head, owner) = name.rsplit_once(".tmp-")?;
-    (head.starts_with('.')).then_some(())?;
-    owner.split('-').next()?.parse().ok()
-}
-
-/// fsync a directory, so that a rename inside it survives a power cut.
-fn sync_dir(dir: &Path) -> Result<(), RunDirError> {
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_error(dir, "sync the directory"))
-}
-
-fn parent_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
-/// Write a file atomically: `fill` writes into a temporary file beside `path`, which is then
-/// fsynced, renamed over `path`, and the directory fsynced. On any error the temporary file
-/// is removed and `path` is untouched.
-pub fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
-) -> Result<(), RunDirError> {
-    let dir = parent_of(path);
-    std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
-    let tmp = temporary_name(path);
-    let written = (|| {
-        let mut out = io::BufWriter::new(File::create(&tmp)?);
-        fill(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()
-    })();
-    if let Err(source) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(RunDirError::Io {
-            path: path.to_path_buf(),
-            action: "write",
-            source,
-        });
-    }
-    interruption_point();
-    if let Err(source) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(RunDirError::Io {
-            path: path.to_path_buf(),
-            action: "rename into place",
-            source,
-        });
-    }
-    sync_dir(dir)
-}
-
-/// [`write_atomic_with`] for bytes already in memory.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
-    write_atomic_with(path, |out| out.write_all(bytes))
-}
-
-/// Write a directory atomically: `fill` writes its files into a temporary sibling, whose files
-/// are fsynced before it is renamed over `dir` (a checkpoint is never seen half written).
-pub fn write_dir_atomic<E: From<RunDirError>>(
-    dir: &Path,
-    fill: impl FnOnce(&Path) -> Result<(), E>,
-) -> Result<(), E> {
-    let parent = parent_of(dir);
-    std::fs::create_dir_all(parent).map_err(io_error(parent, "create the directory"))?;
-    let tmp = temporary_name(dir);
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(io_error(&tmp, "create the directory"))?;
-    if let Err(e) = fill(&tmp).and_then(|()| sync_files(&tmp).map_err(E::from)) {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
-    interruption_point();
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(io_error(dir, "replace the directory"))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(io_error(dir, "rename into place"))?;
-    Ok(sync_dir(parent)?)
-}
-
-fn sync_files(dir: &Path) -> Result<(), RunDirError> {
-    for entry in std::fs::read_dir(dir).map_err(io_error(dir, "list the directory"))? {
-        let p = entry.map_err(io_error(dir, "list the directory"))?.path();
-        File::open(&p)
-            .and_then(|f| f.sync_all())
-            .map_err(io_error(&p, "sync the file"))?;
-    }
-    sync_dir(dir)
-}
-
 /// A run directory. Building one does no I/O; every path of a run comes from here.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct RunDir {
     root: PathBuf,
+    /// The bucket this directory mirrors, where the run's role leases live
+    /// ([`crate::store`]); none for a run that is only a directory.
+    bucket: Option<Arc<Bucket>>,
 }
 
 /// A shard of the run and its paths.
@@ -226,8 +89,21 @@ fn without_size(stamp: &str) -> &str {
 }
 
 impl RunDir {
+    /// The run at directory `root`.
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
-        RunDir { root: root.into() }
+        RunDir {
+            root: root.into(),
+            bucket: None,
+        }
+    }
+
+    /// The run in `bucket`, mirrored at directory `root`: its files are the mirror's, and its
+    /// role leases are the bucket's (a lease must be seen by every machine).
+    pub fn mirrored(root: impl Into<PathBuf>, bucket: Arc<Bucket>) -> RunDir {
+        RunDir {
+            root: root.into(),
+            bucket: Some(bucket),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -510,13 +386,13 @@ impl RunDir {
         // The file lock keeps out a second holder on this machine (and on filesystems whose
         // locks reach across machines); the lease keeps one out on another machine where they
         // do not.
-        let lease = crate::lease::Lease::take(self.lease_files(role)).map_err(|e| match e {
-            crate::lease::LeaseError::Held(holder) => RunDirError::Locked {
+        let lease = Lease::take(self.lease_files(role)).map_err(|e| match e {
+            LeaseError::Held(holder) => RunDirError::Locked {
                 run: self.root.clone(),
                 role,
                 holder,
             },
-            crate::lease::LeaseError::Io { path, source } => RunDirError::Io {
+            LeaseError::Io { path, source } => RunDirError::Io {
                 path,
                 action: "take the lease",
                 source,
@@ -546,12 +422,20 @@ impl RunDir {
         })
     }
 
-    /// Where the lease of role `role` lives: beside its lock file, or in the bucket of a run
-    /// this process mirrors (`crate::store`).
-    fn lease_files(&self, role: Role) -> std::sync::Arc<dyn crate::lease::LeaseFiles> {
+    /// Where the lease of role `role` lives: beside its lock file, or in the bucket this run
+    /// mirrors.
+    fn lease_files(&self, role: Role) -> Arc<dyn LeaseFiles> {
         let base = self.lease_base(role);
-        crate::store::bucket_lease(&self.root, &base)
-            .unwrap_or_else(|| std::sync::Arc::new(crate::lease::DirLease::new(base)))
+        match &self.bucket {
+            Some(bucket) => Arc::new(BucketLease::new(bucket.clone(), &self.relative(&base))),
+            None => Arc::new(DirLease::new(base)),
+        }
+    }
+
+    /// `path` inside the run, as a key under the run's prefix (`locks/train.lease`).
+    fn relative(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        rel.to_string_lossy().replace('\\', "/")
     }
 
     /// The lease of role `role`, beside its lock file: `locks/ROLE.lease` (its numbered files
@@ -564,8 +448,8 @@ impl RunDir {
     /// the lock (a status query must not stand in a starting role's way). A holder on this
     /// host whose process is gone holds nothing. For a run on a bucket, the lease says.
     pub fn role_holder(&self, role: Role) -> Option<String> {
-        if let Some(files) = crate::store::bucket_lease(&self.root, &self.lease_base(role)) {
-            let h = crate::lease::holder(&*files)?;
+        if self.bucket.is_some() {
+            let h = crate::lease::holder(&*self.lease_files(role))?;
             let alive = h.host != host_name() || process_alive(h.pid);
             return (alive && h.expires_ms > crate::lease::now_ms())
                 .then(|| format!("pid {} on {}", h.pid, h.host));
@@ -684,29 +568,6 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
     Ok(path.to_path_buf())
 }
 
-/// The roles of a run that one process at a time may hold ([`RunDir::lock`]): the trainer,
-/// which writes checkpoints, and the gatekeeper, which moves the best pointer. Workers and
-/// raters need no lock (their files are named after their host and pid).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    Train,
-    Gate,
-}
-
-impl Role {
-    pub const ALL: [Role; 2] = [Role::Train, Role::Gate];
-}
-
-/// `train`, `gate`: the name of the role's lock and lease files.
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Role::Train => "train",
-            Role::Gate => "gate",
-        })
-    }
-}
-
 /// A role of a run held by this process; dropping it releases the role.
 #[derive(Debug)]
 pub struct RoleLock {
@@ -715,7 +576,7 @@ pub struct RoleLock {
     /// The holder recorded by a process that died without releasing the role.
     pub previous: Option<String>,
     /// Renewed while the role is held, removed when it is released.
-    lease: crate::lease::Lease,
+    lease: Lease,
 }
 
 impl RoleLock {
@@ -741,29 +602,6 @@ fn describe_holder(text: &str) -> String {
         (Some(pid), Some(host)) => format!("pid {pid} on {host}"),
         _ => "another process".into(),
     }
-}
-
-/// This machine's name (what lock files and logs call it).
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown-host".into())
-}
-
-/// Whether process `pid` runs on this machine (`true` where that cannot be known, so a file
-/// that may be in use is never removed).
-pub(crate) fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    if !Path::new("/proc/self").exists() {
-        return true;
-    }
-    Path::new("/proc").join(pid.to_string()).exists()
 }
 
 fn list(dir: &Path) -> impl Iterator<Item = PathBuf> {
@@ -796,116 +634,10 @@ fn stamp_order(p: &Path) -> (u128, String) {
     (millis, name)
 }
 
-static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-/// Seconds from the environment variable `var` (a positive finite number), else `default`.
-pub fn env_seconds(var: &str, default: f64) -> std::time::Duration {
-    let secs = std::env::var(var)
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| *s > 0.0 && s.is_finite())
-        .unwrap_or(default);
-    std::time::Duration::from_secs_f64(secs)
-}
-
-/// Install the handler of SIGINT and SIGTERM: the first asks the program to stop after the
-/// write in progress ([`stop_requested`]) and says so; a second one exits at once (every file
-/// is written atomically, so that too loses nothing already written).
-pub fn install_stop_handler() {
-    #[cfg(unix)]
-    signals::install();
-}
-
-#[cfg(unix)]
-mod signals {
-    use super::{SIGNALS, STOP_REQUESTED};
-    use std::os::raw::c_int;
-    use std::sync::atomic::Ordering;
-
-    extern "C" {
-        fn signal(signum: c_int, handler: usize) -> usize;
-        fn write(fd: c_int, buf: *const u8, count: usize) -> isize;
-        fn _exit(status: c_int) -> !;
-    }
-    const SIGINT: c_int = 2;
-    const SIGTERM: c_int = 15;
-
-    /// Only async-signal-safe calls here: atomics, write(2), _exit(2).
-    extern "C" fn on_signal(_: c_int) {
-        const FIRST: &[u8] = b"\nstopping: finishing the write in progress (interrupt again to stop at once; nothing written is lost either way)\n";
-        const SECOND: &[u8] = b"\nstopped at once\n";
-        // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffers are static.
-        unsafe {
-            if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-                STOP_REQUESTED.store(true, Ordering::SeqCst);
-                write(2, FIRST.as_ptr(), FIRST.len());
-            } else {
-                write(2, SECOND.as_ptr(), SECOND.len());
-                _exit(130);
-            }
-        }
-    }
-
-    pub fn install() {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        // SAFETY: the handler is a plain extern "C" function that only touches atomics and
-        // makes async-signal-safe calls.
-        ONCE.call_once(|| unsafe {
-            signal(SIGINT, on_signal as extern "C" fn(c_int) as usize);
-            signal(SIGTERM, on_signal as extern "C" fn(c_int) as usize);
-        });
-    }
-}
-
-/// Whether SIGINT or SIGTERM asked the program to stop.
-pub fn stop_requested() -> bool {
-    STOP_REQUESTED.load(Ordering::SeqCst)
-}
-
-/// Ask the program to stop, as a signal would (for tests and for roles that end others).
-pub fn request_stop() {
-    STOP_REQUESTED.store(true, Ordering::SeqCst);
-}
-
-/// Before each rename of an atomic write: where kill tests stop the process as `kill -9`
-/// would (`LIFELINE_KILL_AT_RENAME=N`: at the N-th rename of the process, counting from 1).
-/// The same can be done from outside with
-/// `strace -f -e trace=rename -e inject=rename:signal=KILL:when=N`, where strace exists.
-fn interruption_point() {
-    static RENAMES: AtomicUsize = AtomicUsize::new(0);
-    static KILL_AT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let at = *KILL_AT.get_or_init(|| {
-        std::env::var("LIFELINE_KILL_AT_RENAME")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    });
-    if at.is_some_and(|at| RENAMES.fetch_add(1, Ordering::SeqCst) + 1 == at) {
-        kill_self();
-    }
-}
-
-#[cfg(unix)]
-fn kill_self() -> ! {
-    extern "C" {
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    const SIGKILL: i32 = 9;
-    // SAFETY: sending SIGKILL to this process; it does not return.
-    unsafe {
-        kill(std::process::id() as i32, SIGKILL);
-    }
-    std::process::abort()
-}
-
-#[cfg(not(unix))]
-fn kill_self() -> ! {
-    std::process::abort()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::atomic::{temporary_name, write_atomic_with};
 
     fn scratch(name: &str) -> RunDir {
         let dir = std::env::temp_dir().join(format!("lz-rundir-{name}-{}", std::process::id()));

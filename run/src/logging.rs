@@ -14,6 +14,6 @@ pub fn init(role: &'static str) -> tracing::span::EnteredSpan {
         // Colours for a person at a terminal, plain text for log files.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let host = crate::rundir::host_name();
+    let host = crate::host::host_name();
     tracing::info_span!("role", role, host, pid = std::process::id()).entered()
 }

@@ -27,8 +27,8 @@
 //! role finds its mirror and its record of what was synced (`.mirror.json`). Deletions are not
 //! carried either way: nothing in a run is deleted but temporaries and leases.
 
+use crate::atomic::{temporary_name, write_atomic};
 use crate::lease::LeaseFiles;
-use crate::rundir::{temporary_name, write_atomic};
 use futures::TryStreamExt;
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::path::Path as Key;
@@ -37,7 +37,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -63,35 +62,6 @@ pub enum StoreError {
     },
 }
 
-/// Where a run lives: a directory, or a prefix of a bucket (`s3://bucket/prefix`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RunLocation {
-    Dir(PathBuf),
-    Bucket { url: String },
-}
-
-impl FromStr for RunLocation {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<RunLocation, String> {
-        match s.split_once("://") {
-            None => Ok(RunLocation::Dir(PathBuf::from(s))),
-            Some(("s3" | "s3a", rest)) => {
-                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                if bucket.is_empty() || prefix.trim_matches('/').is_empty() {
-                    return Err(format!(
-                        "{s}: give a bucket and a prefix for the run (s3://BUCKET/PREFIX)"
-                    ));
-                }
-                Ok(RunLocation::Bucket { url: s.to_string() })
-            }
-            Some((scheme, _)) => Err(format!(
-                "{s}: runs live in a directory or on S3 (s3://BUCKET/PREFIX), not on {scheme}://"
-            )),
-        }
-    }
-}
-
 /// What a role's mirror pulls from the bucket (everything it writes goes up).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pulls {
@@ -101,91 +71,24 @@ pub enum Pulls {
     Everything,
 }
 
-impl RunLocation {
-    /// Open the run for a role: a directory as it is, a bucket through a local mirror that is
-    /// brought in step before this returns and kept in step until [`OpenRun::finish`].
-    pub fn open(&self, pulls: Pulls) -> Result<OpenRun, StoreError> {
-        match self {
-            RunLocation::Dir(path) => Ok(OpenRun {
-                path: path.clone(),
-                mirror: None,
-            }),
-            RunLocation::Bucket { url } => {
-                let bucket = Arc::new(Bucket::open(url)?);
-                let (path, slot) = claim_mirror_dir(url)?;
-                let mut mirror = Mirror::start(bucket, path.clone(), pulls, interval())?;
-                mirror.slot = Some(slot);
-                Ok(OpenRun {
-                    path,
-                    mirror: Some(mirror),
-                })
+/// Check that `url` names a run in a bucket: `s3://BUCKET/PREFIX` (or `s3a://`), with both a
+/// bucket and a prefix.
+pub fn check_url(url: &str) -> Result<(), String> {
+    match url.split_once("://") {
+        Some(("s3" | "s3a", rest)) => {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() || prefix.trim_matches('/').is_empty() {
+                return Err(format!(
+                    "{url}: give a bucket and a prefix for the run (s3://BUCKET/PREFIX)"
+                ));
             }
+            Ok(())
         }
+        Some((scheme, _)) => Err(format!(
+            "{url}: runs live in a directory or on S3 (s3://BUCKET/PREFIX), not on {scheme}://"
+        )),
+        None => Err(format!("{url}: not a bucket URL (s3://BUCKET/PREFIX)")),
     }
-}
-
-/// A run opened by a role: the directory it works in, and for a bucket the mirror behind it.
-#[derive(Debug)]
-pub struct OpenRun {
-    path: PathBuf,
-    mirror: Option<Mirror>,
-}
-
-impl OpenRun {
-    /// The directory the role reads and writes (the bucket's local mirror).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Bring the bucket in step with everything written, and stop the mirror.
-    pub fn finish(mut self) -> Result<(), StoreError> {
-        match self.mirror.take() {
-            Some(m) => m.finish(),
-            None => Ok(()),
-        }
-    }
-}
-
-/// The mirror directory of `url` for this process: the first slot under
-/// `LIFELINE_CACHE/BUCKET/PREFIX/` whose lock is free (two processes of one machine each get
-/// their own); the returned file holds the lock for as long as the process runs.
-fn claim_mirror_dir(url: &str) -> Result<(PathBuf, File), StoreError> {
-    let base = cache_root().join(url.split_once("://").map_or(url, |(_, rest)| rest));
-    for slot in 0.. {
-        let dir = base.join(format!("mirror-{slot}"));
-        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
-            path: dir.clone(),
-            action: "create the mirror",
-            source,
-        })?;
-        let lock_path = dir.join(".mirror.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| StoreError::Io {
-                path: lock_path.clone(),
-                action: "open",
-                source,
-            })?;
-        if lock.try_lock().is_ok() {
-            return Ok((dir, lock));
-        }
-    }
-    unreachable!("slots are unbounded")
-}
-
-fn cache_root() -> PathBuf {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    env("LIFELINE_CACHE")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("lifeline-zero")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache/lifeline-zero")))
-        .unwrap_or_else(|| std::env::temp_dir().join("lifeline-zero-cache"))
 }
 
 /// A prefix of a bucket, and the runtime its requests run on (the roles are synchronous).
@@ -216,9 +119,7 @@ impl Bucket {
             url: url.to_string(),
             why,
         };
-        let RunLocation::Bucket { .. } = RunLocation::from_str(url).map_err(bad)? else {
-            return Err(bad("not a bucket URL".into()));
-        };
+        check_url(url).map_err(bad)?;
         let rest = url.split_once("://").map_or("", |(_, r)| r);
         let prefix = Key::from(rest.split_once('/').map_or("", |(_, p)| p));
         let mut builder = AmazonS3Builder::from_env().with_url(url);
@@ -336,23 +237,6 @@ impl Bucket {
             Err(e) => Err(self.error("delete", rel, e)),
         }
     }
-}
-
-/// The buckets behind this process's mirrors, by mirror directory: [`crate::rundir::RunDir`]
-/// asks here where a role's lease lives.
-static MIRRORED: Mutex<Vec<(PathBuf, Arc<Bucket>)>> = Mutex::new(Vec::new());
-
-/// The lease files of `base` (`RUN/locks/ROLE.lease`) in the bucket behind `run`, if `run` is
-/// a mirror of this process.
-pub fn bucket_lease(run: &Path, base: &Path) -> Option<Arc<dyn LeaseFiles>> {
-    let bucket = MIRRORED
-        .lock()
-        .ok()?
-        .iter()
-        .find(|(dir, _)| dir == run)
-        .map(|(_, b)| b.clone())?;
-    let rel = base.strip_prefix(run).ok()?.to_str()?.replace('\\', "/");
-    Some(Arc::new(BucketLease { bucket, base: rel }))
 }
 
 /// A lease's numbered objects, `BASE.N`, created by conditional PUTs.
@@ -753,11 +637,12 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// A [`Syncer`] run every few seconds on a thread of its own, and once more at the end.
 pub struct Mirror {
     root: PathBuf,
+    bucket: Arc<Bucket>,
     sync: Arc<Mutex<Syncer>>,
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Holds the mirror directory's slot for this process.
-    slot: Option<File>,
+    pub(crate) slot: Option<File>,
 }
 
 impl std::fmt::Debug for Mirror {
@@ -767,13 +652,14 @@ impl std::fmt::Debug for Mirror {
 }
 
 /// Seconds between passes: `LIFELINE_SYNC_SECONDS`, or 5.
-fn interval() -> Duration {
-    crate::rundir::env_seconds("LIFELINE_SYNC_SECONDS", 5.0)
+pub(crate) fn interval() -> Duration {
+    crate::host::env_seconds("LIFELINE_SYNC_SECONDS", 5.0)
 }
 
 impl Mirror {
     /// Mirror `bucket` in `root`: one pass now, then one `every` so often on a thread of its
-    /// own. While it runs, the roles of the run in `root` take their leases in the bucket.
+    /// own. The roles of the run take their leases in the bucket
+    /// ([`crate::rundir::RunDir::mirrored`]).
     pub fn start(
         bucket: Arc<Bucket>,
         root: PathBuf,
@@ -788,13 +674,6 @@ impl Mirror {
             root.display(),
             first.pulled
         );
-        MIRRORED
-            .lock()
-            .map_err(|_| StoreError::Url {
-                url: bucket.url().to_string(),
-                why: "the mirror registry is poisoned".into(),
-            })?
-            .push((root.clone(), bucket));
         let sync = Arc::new(Mutex::new(sync));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let thread = {
@@ -813,6 +692,7 @@ impl Mirror {
         };
         Ok(Mirror {
             root,
+            bucket,
             sync,
             stop: Some(stop),
             thread: Some(thread),
@@ -828,9 +708,6 @@ impl Mirror {
         };
         drop(self.stop.take());
         let _ = thread.join();
-        if let Ok(mut list) = MIRRORED.lock() {
-            list.retain(|(dir, _)| dir != &self.root);
-        }
         let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
         let moved = sync.pass()?;
         tracing::info!(
@@ -845,6 +722,11 @@ impl Mirror {
     pub fn finish(mut self) -> Result<(), StoreError> {
         self.last_pass()
     }
+
+    /// The bucket it mirrors.
+    pub fn bucket(&self) -> &Arc<Bucket> {
+        &self.bucket
+    }
 }
 
 impl Drop for Mirror {
@@ -858,24 +740,6 @@ impl Drop for Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn run_locations_are_directories_or_buckets_with_a_prefix() {
-        assert_eq!(
-            "runs/a".parse::<RunLocation>(),
-            Ok(RunLocation::Dir("runs/a".into()))
-        );
-        assert_eq!(
-            "s3://bucket/runs/a".parse::<RunLocation>(),
-            Ok(RunLocation::Bucket {
-                url: "s3://bucket/runs/a".into()
-            })
-        );
-        let e = "s3://bucket".parse::<RunLocation>().unwrap_err();
-        assert!(e.contains("give a bucket and a prefix"), "{e}");
-        let e = "gs://bucket/x".parse::<RunLocation>().unwrap_err();
-        assert!(e.contains("not on gs://"), "{e}");
-    }
 
     #[test]
     fn checkpoint_files_belong_to_their_directory_and_dot_names_are_not_synced() {

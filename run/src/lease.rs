@@ -152,7 +152,7 @@ impl LeaseFiles for DirLease {
             std::process::id(),
             TAKES.fetch_add(1, Ordering::Relaxed)
         ));
-        crate::rundir::write_atomic(&tmp, text.as_bytes())
+        crate::atomic::write_atomic(&tmp, text.as_bytes())
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         let linked = std::fs::hard_link(&tmp, &mine);
         let _ = std::fs::remove_file(&tmp);
@@ -164,7 +164,7 @@ impl LeaseFiles for DirLease {
     }
 
     fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
-        crate::rundir::write_atomic(&self.generation(n), text.as_bytes())
+        crate::atomic::write_atomic(&self.generation(n), text.as_bytes())
             .map_err(|e| std::io::Error::other(e.to_string()))
     }
 
@@ -201,10 +201,10 @@ impl Lease {
     pub fn take_for(files: Arc<dyn LeaseFiles>, duration: Duration) -> Result<Lease, LeaseError> {
         let me = Holder {
             pid: std::process::id(),
-            host: crate::rundir::host_name(),
+            host: crate::host::host_name(),
             expires_ms: now_ms() + duration.as_millis(),
         };
-        let (number, previous) = take(&*files, &me, now_ms, crate::rundir::process_alive)?;
+        let (number, previous) = take(&*files, &me, now_ms, crate::host::process_alive)?;
         let lost = Arc::new(AtomicBool::new(false));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let renewer = {
@@ -279,7 +279,7 @@ impl Drop for Lease {
 
 /// The lease duration: `LIFELINE_LEASE_SECONDS`, or 60 s.
 fn duration() -> Duration {
-    crate::rundir::env_seconds("LIFELINE_LEASE_SECONDS", DEFAULT_SECONDS)
+    crate::host::env_seconds("LIFELINE_LEASE_SECONDS", DEFAULT_SECONDS)
 }
 
 pub fn now_ms() -> u128 {

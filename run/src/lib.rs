@@ -1,0 +1,31 @@
+//! The run directory, and everything every role of a run does with it the same way: its layout
+//! and paths (`rundir`), atomic writes (`atomic`), the roles that one process at a time may
+//! hold (`role`) with their locks and leases (`lease`), where a run lives and opening it for a
+//! role (`location`), a run that lives in a bucket through a local mirror (`store`), stopping on a signal after the write in progress (`stop`), this
+//! machine and process as locks and logs name them (`host`), the roles' logs (`logging`) and
+//! TensorBoard event files (`tb`). It knows nothing of games, networks or search.
+
+pub mod atomic;
+pub mod error;
+pub mod host;
+pub mod lease;
+pub mod location;
+pub mod logging;
+pub mod role;
+pub mod rundir;
+pub mod stop;
+pub mod store;
+pub mod tb;
+
+pub use atomic::{
+    append_line, check_writable, temporary_name, write_atomic, write_atomic_with, write_dir_atomic,
+};
+pub use error::RunDirError;
+pub use host::{env_seconds, host_name};
+pub use location::{OpenRun, RunLocation};
+pub use role::Role;
+pub use rundir::{
+    check_format, format_v1, resolve_checkpoint, RoleLock, RunDir, ShardPaths, ShardSource,
+    FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
+};
+pub use stop::{install_stop_handler, request_stop, stop_requested};

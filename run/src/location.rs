@@ -1,0 +1,146 @@
+//! Where a run lives, and opening it for a role: a directory as it is, or a prefix of a bucket
+//! through a local mirror kept in step while the role works ([`crate::store`]).
+
+use crate::rundir::RunDir;
+use crate::store::{check_url, interval, Bucket, Mirror, Pulls, StoreError};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Where a run lives: a directory, or a prefix of a bucket (`s3://bucket/prefix`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunLocation {
+    Dir(PathBuf),
+    Bucket { url: String },
+}
+
+impl FromStr for RunLocation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RunLocation, String> {
+        match s.contains("://") {
+            false => Ok(RunLocation::Dir(PathBuf::from(s))),
+            true => check_url(s).map(|()| RunLocation::Bucket { url: s.to_string() }),
+        }
+    }
+}
+
+impl RunLocation {
+    /// Open the run for a role: a directory as it is, a bucket through a local mirror that is
+    /// brought in step before this returns and kept in step until [`OpenRun::finish`].
+    pub fn open(&self, pulls: Pulls) -> Result<OpenRun, StoreError> {
+        match self {
+            RunLocation::Dir(path) => Ok(OpenRun {
+                path: path.clone(),
+                mirror: None,
+            }),
+            RunLocation::Bucket { url } => {
+                let bucket = Arc::new(Bucket::open(url)?);
+                let (path, slot) = claim_mirror_dir(url)?;
+                let mut mirror = Mirror::start(bucket, path.clone(), pulls, interval())?;
+                mirror.slot = Some(slot);
+                Ok(OpenRun {
+                    path,
+                    mirror: Some(mirror),
+                })
+            }
+        }
+    }
+}
+
+/// A run opened by a role: the directory it works in, and for a bucket the mirror behind it.
+#[derive(Debug)]
+pub struct OpenRun {
+    path: PathBuf,
+    mirror: Option<Mirror>,
+}
+
+impl OpenRun {
+    /// The directory the role reads and writes (the bucket's local mirror).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The run the role works on: the directory, or the bucket's mirror with the run's role
+    /// leases in the bucket.
+    pub fn run_dir(&self) -> RunDir {
+        match &self.mirror {
+            Some(mirror) => RunDir::mirrored(&self.path, mirror.bucket().clone()),
+            None => RunDir::new(&self.path),
+        }
+    }
+
+    /// Bring the bucket in step with everything written, and stop the mirror.
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        match self.mirror.take() {
+            Some(m) => m.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The mirror directory of `url` for this process: the first slot under
+/// `LIFELINE_CACHE/BUCKET/PREFIX/` whose lock is free (two processes of one machine each get
+/// their own); the returned file holds the lock for as long as the process runs.
+fn claim_mirror_dir(url: &str) -> Result<(PathBuf, File), StoreError> {
+    let base = cache_root().join(url.split_once("://").map_or(url, |(_, rest)| rest));
+    for slot in 0.. {
+        let dir = base.join(format!("mirror-{slot}"));
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+            path: dir.clone(),
+            action: "create the mirror",
+            source,
+        })?;
+        let lock_path = dir.join(".mirror.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|source| StoreError::Io {
+                path: lock_path.clone(),
+                action: "open",
+                source,
+            })?;
+        if lock.try_lock().is_ok() {
+            return Ok((dir, lock));
+        }
+    }
+    unreachable!("slots are unbounded")
+}
+
+fn cache_root() -> PathBuf {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("LIFELINE_CACHE")
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("lifeline-zero")))
+        .or_else(|| env("HOME").map(|d| d.join(".cache/lifeline-zero")))
+        .unwrap_or_else(|| std::env::temp_dir().join("lifeline-zero-cache"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_locations_are_directories_or_buckets_with_a_prefix() {
+        assert_eq!(
+            "runs/a".parse::<RunLocation>(),
+            Ok(RunLocation::Dir("runs/a".into()))
+        );
+        assert_eq!(
+            "s3://bucket/runs/a".parse::<RunLocation>(),
+            Ok(RunLocation::Bucket {
+                url: "s3://bucket/runs/a".into()
+            })
+        );
+        let e = "s3://bucket".parse::<RunLocation>().unwrap_err();
+        assert!(e.contains("give a bucket and a prefix"), "{e}");
+        let e = "gs://bucket/x".parse::<RunLocation>().unwrap_err();
+        assert!(e.contains("not on gs://"), "{e}");
+    }
+}

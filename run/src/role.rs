@@ -1,0 +1,24 @@
+//! The roles of a run.
+
+/// The roles of a run that one process at a time may hold ([`RunDir::lock`]): the trainer,
+/// which writes checkpoints, and the gatekeeper, which moves the best pointer. Workers and
+/// raters need no lock (their files are named after their host and pid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    Train,
+    Gate,
+}
+
+impl Role {
+    pub const ALL: [Role; 2] = [Role::Train, Role::Gate];
+}
+
+/// `train`, `gate`: the name of the role's lock and lease files.
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Train => "train",
+            Role::Gate => "gate",
+        })
+    }
+}
