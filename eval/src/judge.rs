@@ -87,8 +87,7 @@ impl Gatekeeper {
             None => (self.play(run, &candidate, &best, key.seed)?, true),
         };
         let promoted = summary.promoted == Some(true);
-        if promoted && run.best()?.as_ref() == Some(&best) {
-            run.set_best(&candidate)?;
+        if promoted && promote(run, &candidate, Some(&best))? {
             tracing::info!("{} promoted over {}", key.a, key.b);
         }
         Ok(Some(Verdict {
@@ -134,6 +133,20 @@ impl Gatekeeper {
                 && s.promoted == Some(true)
         }))
     }
+}
+
+/// Point the run's best at `candidate`, a checkpoint that passed its gate against `over` (the
+/// best it was judged against): refused, returning false, when the best pointer has moved from
+/// `over` meanwhile (another promotion came first). `over: None` promotes over whatever is the
+/// best. The caller holds the run's `gate` role.
+pub fn promote(run: &RunDir, candidate: &Path, over: Option<&Path>) -> Result<bool, EvalError> {
+    if let Some(over) = over {
+        if run.best()?.as_deref() != Some(over) {
+            return Ok(false);
+        }
+    }
+    run.set_best(candidate)?;
+    Ok(true)
 }
 
 /// A checkpoint's rating matches.

@@ -335,7 +335,7 @@ fn main() -> Result<()> {
                 match PlayerSpec::parse(&candidate)? {
                     PlayerSpec::Checkpoint { path, .. } => {
                         let dir = resolve_checkpoint(&path)?;
-                        rundir.set_best(&dir)?;
+                        eval::judge::promote(&rundir, &dir, None)?;
                         println!(
                             "{} now points at {}",
                             rundir.best_pointer().display(),

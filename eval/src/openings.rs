@@ -18,7 +18,7 @@ use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
 use rand::SeedableRng;
 use selfplay::model::NetEvaluator;
-use selfplay::search::{Search, SearchConfig};
+use selfplay::search::Search;
 use serde::{Deserialize, Serialize};
 
 /// Black's first turn: every legal stone, or every legal unordered pair.
@@ -116,10 +116,7 @@ pub fn value_after(
     };
     // PUCT: its root value follows the best moves, where a Gumbel root's also averages the
     // considered moves it halves away.
-    let cfg = SearchConfig {
-        gumbel: false,
-        ..cfg.clone()
-    };
+    let cfg = cfg.puct(cfg.visits);
     let mut search = Search::new(cfg, g.clone());
     search.exclude_at_root(Action::Swap);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);

@@ -121,11 +121,9 @@ impl Contestant {
     /// Plain MCTS with `playouts` rollouts per decision; exploration constants from `base`.
     pub fn mcts(playouts: u32, base: &SearchConfig) -> Contestant {
         let search = SearchConfig {
-            visits: playouts,
-            gumbel: false,
             cache_size: 0,
             batch: base.batch.clamp(1, 8),
-            ..base.clone()
+            ..base.puct(playouts)
         };
         let name = format!("mcts:{playouts}");
         Contestant {

@@ -39,7 +39,7 @@ use engine::{Action, AnyGame, Game, GameConfig, Player};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use selfplay::model::NetEvaluator;
-use selfplay::search::{Search, SearchConfig};
+use selfplay::search::Search;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -527,11 +527,7 @@ impl Session {
             .expect("searching players have a search config");
         // PUCT even for a player trained with the Gumbel root: sequential halving needs its
         // whole budget up front, and neither a time limit nor an interrupt gives one.
-        let cfg = SearchConfig {
-            visits: self.visits,
-            gumbel: false,
-            ..base.clone()
-        };
+        let cfg = base.puct(self.visits);
         let mut rng = self.rng();
         let seed = rng.gen();
         let mut search = Search::new(cfg, g.clone());
@@ -742,6 +738,7 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use selfplay::search::SearchConfig;
 
     fn session(player: &str) -> Session {
         let game: GameConfig =

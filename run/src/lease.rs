@@ -262,6 +262,12 @@ impl Lease {
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::Relaxed)
     }
+
+    /// The flag [`Lease::lost`] reads, for what must stop writing once it is set (a bucket's
+    /// mirror: [`crate::store::Bucket::fence_with`]).
+    pub fn lost_flag(&self) -> Arc<AtomicBool> {
+        self.lost.clone()
+    }
 }
 
 impl Drop for Lease {
@@ -362,8 +368,11 @@ enum Renewal {
     Unknown(std::io::Error),
 }
 
-/// Rewrite our lease number `n` with a later expiry. A failed listing says nothing about a
-/// newer lease, and is not read as one.
+/// Rewrite our lease number `n` with a later expiry. A failed listing or read says nothing
+/// about a newer lease, and is not read as one. Number `n` must still be ours: a lease file
+/// removed from under its holder (by hand, or by a bucket's lifecycle rule) and created again
+/// by another taker holds that taker's line, and renewing over it would give the role to two
+/// holders at once.
 fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
     let numbers = match files.numbers() {
         Ok(numbers) => numbers,
@@ -371,6 +380,11 @@ fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
     };
     if numbers.last() != Some(&n) {
         return Renewal::TakenOver;
+    }
+    match files.read(n) {
+        Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, renewed)) => {}
+        Ok(_) => return Renewal::TakenOver,
+        Err(e) => return Renewal::Unknown(e),
     }
     match files.replace(n, &renewed.line()) {
         Ok(()) => Renewal::Renewed,

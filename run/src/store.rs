@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,6 +98,10 @@ pub struct Bucket {
     store: Arc<dyn ObjectStore>,
     prefix: Key,
     runtime: tokio::runtime::Runtime,
+    /// The lost-flags of the role leases this process holds on the run: once one is set
+    /// (another holder took the role over), this process's mirrors push nothing more, so a
+    /// stale holder's checkpoints and best pointer never reach the bucket.
+    fences: Mutex<Vec<Arc<AtomicBool>>>,
 }
 
 impl std::fmt::Debug for Bucket {
@@ -143,11 +148,26 @@ impl Bucket {
             store: Arc::new(store),
             prefix,
             runtime,
+            fences: Mutex::new(Vec::new()),
         })
     }
 
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Fence this process's writes to the bucket by a role lease: `lost` is the lease's flag
+    /// ([`crate::lease::Lease::lost_flag`]), set when another holder takes the role over.
+    pub fn fence_with(&self, lost: Arc<AtomicBool>) {
+        if let Ok(mut fences) = self.fences.lock() {
+            fences.push(lost);
+        }
+    }
+
+    /// Whether a role lease of this process was taken over: its writes must stop.
+    pub fn fenced(&self) -> bool {
+        let fences = self.fences.lock().unwrap_or_else(|e| e.into_inner());
+        fences.iter().any(|lost| lost.load(Ordering::Relaxed))
     }
 
     fn key(&self, rel: &str) -> Key {
@@ -399,6 +419,8 @@ pub struct Syncer {
     root: PathBuf,
     pulls: Pulls,
     state: HashMap<String, Synced>,
+    /// Whether a fenced pass said so already (once is enough).
+    fenced_said: bool,
 }
 
 impl Syncer {
@@ -413,6 +435,23 @@ impl Syncer {
             root,
             pulls,
             state,
+            fenced_said: false,
+        }
+    }
+
+    /// What the bucket holds of the run, by key with its ETag: all of it, or for a mirror that
+    /// pulls only the models, the models and the config, so that a worker's pass does not grow
+    /// with the shards of a long run.
+    fn list(&self) -> Result<BTreeMap<String, String>, StoreError> {
+        match self.pulls {
+            Pulls::Everything => self.bucket.list(""),
+            Pulls::Models => {
+                let mut remote = self.bucket.list("models")?;
+                if let Some((_, etag)) = self.bucket.get("config.toml")? {
+                    remote.insert("config.toml".into(), etag);
+                }
+                Ok(remote)
+            }
         }
     }
 
@@ -435,16 +474,26 @@ impl Syncer {
     /// One pass: push what changed here, pull what changed there.
     pub fn pass(&mut self) -> Result<Moved, StoreError> {
         let mut moved = Moved::default();
-        let remote = self.bucket.list("")?;
+        let remote = self.list()?;
         let mut local = Vec::new();
         walk(&self.root, &self.root, &mut local);
         local.sort();
-        self.push_checkpoints(&local, &remote, &mut moved)?;
-        // Checkpoints first, so that a best pointer never goes up before what it names.
         let mut pushed_now = BTreeSet::new();
-        for rel in local.iter().filter(|r| checkpoint_of(r).is_none()) {
-            if self.push_file(rel, remote.get(rel), &mut moved)? {
-                pushed_now.insert(rel.as_str());
+        if self.bucket.fenced() {
+            if !self.fenced_said {
+                tracing::error!(
+                    "{}: this process's role was taken over: it pushes nothing more",
+                    self.bucket.url()
+                );
+                self.fenced_said = true;
+            }
+        } else {
+            self.push_checkpoints(&local, &remote, &mut moved)?;
+            // Checkpoints first, so that a best pointer never goes up before what it names.
+            for rel in local.iter().filter(|r| checkpoint_of(r).is_none()) {
+                if self.push_file(rel, remote.get(rel), &mut moved)? {
+                    pushed_now.insert(rel.as_str());
+                }
             }
         }
         self.pull_checkpoints(&remote, &mut moved)?;
@@ -478,16 +527,41 @@ impl Syncer {
                 continue;
             }
             let mut listing = String::new();
+            let mut theirs = false;
             for rel in files {
                 let bytes = std::fs::read(self.root.join(rel)).map_err(self.io(rel, "read"))?;
                 listing.push_str(&format!("{} {rel}\n", bytes.len()));
-                let etag = self.bucket.put(rel, bytes, false)?.unwrap_or_default();
+                let Some(etag) = self.create(rel, bytes)? else {
+                    theirs = true;
+                    break;
+                };
                 self.record(rel, etag);
                 moved.pushed += 1;
             }
-            self.bucket.put(&marker, listing.into_bytes(), false)?;
+            if theirs {
+                tracing::error!(
+                    "{}: the bucket holds another {dir} (another trainer wrote it): this one is not pushed",
+                    self.bucket.url()
+                );
+                continue;
+            }
+            self.bucket.put(&marker, listing.into_bytes(), true)?;
         }
         Ok(())
+    }
+
+    /// Create object `rel` holding `bytes`, never replacing another writer's: its ETag, the
+    /// existing object's where it holds the same bytes (a pass cut short pushed it already),
+    /// `None` where it holds others.
+    fn create(&self, rel: &str, bytes: Vec<u8>) -> Result<Option<String>, StoreError> {
+        if let Some(etag) = self.bucket.put(rel, bytes.clone(), true)? {
+            return Ok(Some(etag));
+        }
+        Ok(self
+            .bucket
+            .get(rel)?
+            .filter(|(there, _)| *there == bytes)
+            .map(|(_, etag)| etag))
     }
 
     /// Pull each complete checkpoint directory not here, whole, into place.
@@ -590,7 +664,12 @@ impl Syncer {
             return Ok(());
         };
         if rel == "models/best" && !self.names_a_checkpoint_here(&bytes) {
-            return Ok(());
+            // A trainer that checkpoints faster than a pass names one newer than this pass's
+            // listing: fetch what the pointer names, else no pass would ever catch up.
+            let name = String::from_utf8_lossy(&bytes).trim().to_string();
+            if !self.pull_named_checkpoint(&name, moved)? {
+                return Ok(());
+            }
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(self.io(rel, "create"))?;
@@ -599,6 +678,20 @@ impl Syncer {
         self.record(rel, etag);
         moved.pulled += 1;
         Ok(())
+    }
+
+    /// Pull checkpoint `models/NAME` whole if it is complete in the bucket; whether it is here
+    /// now.
+    fn pull_named_checkpoint(&mut self, name: &str, moved: &mut Moved) -> Result<bool, StoreError> {
+        // Checkpoint names are step numbers: a pointer naming anything else names no
+        // directory of the bucket's.
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(false);
+        }
+        let dir = format!("models/{name}");
+        let listing = self.bucket.list(&dir)?;
+        self.pull_checkpoints(&listing, moved)?;
+        Ok(self.root.join(&dir).is_dir())
     }
 
     fn names_a_checkpoint_here(&self, pointer: &[u8]) -> bool {

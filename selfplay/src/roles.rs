@@ -89,6 +89,11 @@ impl Worker {
         Ok(summary)
     }
 
+    /// Whether it plays with a network (false: uniform priors, before the run has a best).
+    pub fn has_network(&self) -> bool {
+        self.current.is_some()
+    }
+
     /// The checkpoint it plays with (its directory's name), or `random` before there is one.
     pub fn network_name(&self) -> String {
         self.current
@@ -100,6 +105,10 @@ impl Worker {
             })
     }
 }
+
+/// Batches in a row with uniform priors, while the run has checkpoints, after which a worker
+/// says that it has no network (its mirror may not be bringing the best one in).
+const UNIFORM_BATCHES_WARNED: usize = 3;
 
 /// `selfplay worker`: freeze the run's config, then play batches while `keep_going(batches
 /// done)` says so and no stop was requested, each with a fresh seed and its games per second
@@ -129,9 +138,22 @@ pub fn self_play_worker(
     let tag = format!("worker/{}-{}", host_name(), std::process::id());
     let mut samples = 0u64;
     let mut done = Vec::new();
+    // Batches in a row played with uniform priors while the run has checkpoints.
+    let mut without_network = 0;
     while keep_going(done.len()) && !stop_requested() {
         let seed = fresh_seed();
         let summary = worker.step(&run, None, seed)?;
+        if worker.has_network() || run.checkpoints().is_empty() {
+            without_network = 0;
+        } else {
+            without_network += 1;
+            if without_network == UNIFORM_BATCHES_WARNED {
+                tracing::warn!(
+                    "{without_network} batches in a row played with uniform priors while the run has checkpoints: its best pointer ({}) names none this worker has",
+                    run.best_pointer().display()
+                );
+            }
+        }
         tracing::info!(
             "{}: {} (seed {seed})",
             worker.network_name(),

@@ -459,3 +459,184 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
     );
     assert!(text.contains("000008"), "{text}");
 }
+
+#[test]
+fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then_pushes_nothing() {
+    let Some(s3) = moto("lifeline-split") else {
+        return;
+    };
+    let url = "s3://lifeline-split/runs/s";
+    // Two machines' views of one bucket: A holds the role, B takes it.
+    let (bucket_a, bucket_b) = (s3.bucket(url), s3.bucket(url));
+    let files_a = Arc::new(BucketLease::new(bucket_a.clone(), "locks/train.lease"));
+    let a = lease::Lease::take_for(files_a, Duration::from_millis(900)).unwrap();
+    bucket_a.fence_with(a.lost_flag());
+    let dir_a = temp("bucket-split-a");
+    let mut sync_a = Syncer::new(bucket_a.clone(), dir_a.clone(), Pulls::Everything);
+    std::fs::create_dir_all(dir_a.join("models/000100")).unwrap();
+    std::fs::write(dir_a.join("models/000100/weights.bpk"), b"A's weights").unwrap();
+    std::fs::write(dir_a.join("models/best"), b"000100\n").unwrap();
+    sync_a.pass().unwrap();
+    assert!(
+        bucket_b.get("models/best").unwrap().is_some(),
+        "A pushes while it holds the role"
+    );
+
+    // The lease object is deleted from the bucket, and B creates number 1 again.
+    bucket_b.delete("locks/train.lease.1").unwrap();
+    let files_b = BucketLease::new(bucket_b.clone(), "locks/train.lease");
+    let b = Holder {
+        pid: 77,
+        host: "node-7".into(),
+        expires_ms: lease::now_ms() + 60_000,
+    };
+    assert_eq!(
+        lease::take(&files_b, &b, lease::now_ms, |_| true)
+            .unwrap()
+            .0,
+        1
+    );
+    // A's next renewal (every third of its 900 ms) finds B's line in its number.
+    let t0 = Instant::now();
+    while !a.lost() && t0.elapsed() < 5 * SECOND {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(a.lost(), "A never saw that the role was taken over");
+    assert_eq!(
+        lease::holder(&files_b).map(|h| h.pid),
+        Some(77),
+        "A renewed over B's lease"
+    );
+    assert!(bucket_a.fenced());
+
+    // A's mirror pushes nothing more: B's checkpoint and pointer stay B's.
+    bucket_b
+        .put("models/000200/weights.bpk", b"B's weights".to_vec(), false)
+        .unwrap();
+    bucket_b
+        .put(
+            "models/000200/.complete",
+            b"11 models/000200/weights.bpk\n".to_vec(),
+            false,
+        )
+        .unwrap();
+    bucket_b
+        .put("models/best", b"000200\n".to_vec(), false)
+        .unwrap();
+    std::fs::create_dir_all(dir_a.join("models/000300")).unwrap();
+    std::fs::write(
+        dir_a.join("models/000300/weights.bpk"),
+        b"A's stale weights",
+    )
+    .unwrap();
+    std::fs::write(dir_a.join("models/best"), b"000300\n").unwrap();
+    sync_a.pass().unwrap();
+    let best = bucket_b.get("models/best").unwrap().unwrap().0;
+    assert_eq!(best, b"000200\n", "the stale holder moved the best pointer");
+    assert!(bucket_b.get("models/000300/weights.bpk").unwrap().is_none());
+    drop(a);
+}
+
+#[test]
+fn a_checkpoint_another_writer_pushed_under_the_same_name_is_never_overwritten() {
+    let Some(s3) = moto("lifeline-fence") else {
+        return;
+    };
+    let url = "s3://lifeline-fence/runs/f";
+    let bucket = s3.bucket(url);
+    // Another trainer's half-pushed checkpoint: its files, not yet its marker.
+    bucket
+        .put("models/000100/weights.bpk", b"theirs".to_vec(), false)
+        .unwrap();
+    let dir = temp("bucket-fence");
+    std::fs::create_dir_all(dir.join("models/000100")).unwrap();
+    std::fs::write(dir.join("models/000100/weights.bpk"), b"ours").unwrap();
+    std::fs::write(dir.join("models/000100/meta.json"), b"{}").unwrap();
+    let mut sync = Syncer::new(bucket.clone(), dir.clone(), Pulls::Everything);
+    sync.pass().unwrap();
+    assert_eq!(
+        bucket.get("models/000100/weights.bpk").unwrap().unwrap().0,
+        b"theirs"
+    );
+    assert!(
+        bucket.get("models/000100/.complete").unwrap().is_none(),
+        "a checkpoint mixing two writers' files was marked complete"
+    );
+    // A pass cut short after its own files pushes the rest and the marker the next time.
+    let own = temp("bucket-fence-own");
+    std::fs::create_dir_all(own.join("models/000200")).unwrap();
+    std::fs::write(own.join("models/000200/weights.bpk"), b"mine").unwrap();
+    bucket
+        .put("models/000200/weights.bpk", b"mine".to_vec(), false)
+        .unwrap();
+    Syncer::new(bucket.clone(), own, Pulls::Everything)
+        .pass()
+        .unwrap();
+    assert!(bucket.get("models/000200/.complete").unwrap().is_some());
+}
+
+#[test]
+fn a_worker_adopts_the_best_network_of_a_trainer_that_checkpoints_faster_than_its_passes() {
+    let Some(s3) = moto("lifeline-adopt") else {
+        return;
+    };
+    let url = "s3://lifeline-adopt/runs/w";
+    let trainer = s3.bucket(url);
+    trainer
+        .put("config.toml", TINY.as_bytes().to_vec(), false)
+        .unwrap();
+    put_checkpoint(&trainer, 100);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, trainer) = (stop.clone(), trainer.clone());
+        std::thread::spawn(move || {
+            let mut step = 100;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                step += 100;
+                put_checkpoint(&trainer, step);
+            }
+        })
+    };
+    let dir = temp("bucket-adopt");
+    let mut sync = Syncer::new(s3.bucket(url), dir.clone(), Pulls::Models);
+    let mut adopted = Vec::new();
+    for _ in 0..5 {
+        sync.pass().unwrap();
+        let best = std::fs::read_to_string(dir.join("models/best")).unwrap_or_default();
+        let name = best.trim().to_string();
+        assert!(
+            !name.is_empty() && dir.join("models").join(&name).is_dir(),
+            "after a pass the worker has no best network here (pointer {name:?})"
+        );
+        adopted.push(name);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(
+        adopted.windows(2).any(|w| w[0] != w[1]),
+        "the worker never followed a newer best: {adopted:?}"
+    );
+    assert!(
+        !dir.join("selfplay").exists() && !dir.join("eval").exists(),
+        "a models-only mirror pulled more than the models"
+    );
+}
+
+/// A trainer's new checkpoint as it goes up: its files, then its marker, then the best pointer
+/// naming it.
+fn put_checkpoint(bucket: &Bucket, step: u64) {
+    let dir = format!("models/{step:06}");
+    bucket
+        .put(&format!("{dir}/weights.bpk"), vec![step as u8; 64], false)
+        .unwrap();
+    bucket
+        .put(
+            &format!("{dir}/.complete"),
+            b"64 weights.bpk\n".to_vec(),
+            false,
+        )
+        .unwrap();
+    bucket
+        .put("models/best", format!("{step:06}\n").into_bytes(), false)
+        .unwrap();
+}

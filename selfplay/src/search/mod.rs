@@ -74,6 +74,18 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
+    /// This search with the PUCT root whatever `gumbel` says, at `visits`: for a search that
+    /// must be able to stop at any visit (a time limit, an interrupt: sequential halving spends
+    /// a budget fixed up front), for a root value that follows the best moves (a Gumbel root's
+    /// also averages the moves it halves away), and for plain MCTS players.
+    pub fn puct(&self, visits: u32) -> SearchConfig {
+        SearchConfig {
+            visits,
+            gumbel: false,
+            ..self.clone()
+        }
+    }
+
     /// Check every field; the error names the field. Every float must be finite;
     /// `fpu_reduction` may be negative (unvisited children valued above their parent).
     pub fn validate(&self) -> Result<(), String> {
