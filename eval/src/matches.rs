@@ -50,6 +50,8 @@ pub struct MatchOptions {
     pub sample_margin: Option<f32>,
     /// White never swaps: a balance study values an opening with the pie's swap declined.
     pub decline_swap: bool,
+    /// When to give the match up (nothing of it is written then).
+    pub stop: run::Stop,
 }
 
 impl Default for MatchOptions {
@@ -64,6 +66,7 @@ impl Default for MatchOptions {
             prefix: Vec::new(),
             sample_margin: None,
             decline_swap: false,
+            stop: run::Stop::on_signal(),
         }
     }
 }
@@ -230,7 +233,7 @@ pub fn play_games(
 ) -> Result<Vec<GameResult>, EvalError> {
     let mut table = Table::new(game, [a, b], first, count, opts)?;
     loop {
-        if run::stop_requested() {
+        if opts.stop.requested() {
             return Err(EvalError::Interrupted);
         }
         table.start_games();

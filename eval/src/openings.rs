@@ -218,6 +218,7 @@ pub(crate) fn play_study(
         prefix: prefix.to_vec(),
         sample_margin: Some(opts.sample_margin),
         decline_swap,
+        stop: run::Stop::on_signal(),
     };
     let label = format!("{} {}", game.label(), player.info.name);
     let bar = progress_bar(opts.games as u64, opts.progress, &label);

@@ -347,6 +347,31 @@ impl RunDir {
         }
     }
 
+    /// What every role that writes into a run does first, once: make the directory, take
+    /// `roles` (refused, with the holder named, while another process holds one; a holder that
+    /// died without releasing it is said), freeze the config `text` read from `source` (or check
+    /// that it is the run's), and remove what killed writers left. The roles are held for as
+    /// long as the returned locks live.
+    pub fn enter(
+        &self,
+        roles: &[Role],
+        source: &Path,
+        text: &str,
+    ) -> Result<Vec<RoleLock>, RunDirError> {
+        std::fs::create_dir_all(&self.root)
+            .map_err(io_error(&self.root, "create the directory"))?;
+        let locks = roles
+            .iter()
+            .map(|role| self.lock(*role))
+            .collect::<Result<Vec<_>, _>>()?;
+        for previous in locks.iter().filter_map(|l| l.previous.as_ref()) {
+            eprintln!("note: the previous holder of this run ({previous}) ended without releasing it; resuming");
+        }
+        self.freeze_config(source, text)?;
+        self.tidy();
+        Ok(locks)
+    }
+
     /// Take the role `role` (`train`, `gate`, ...) of this run for as long as the returned
     /// lock lives. Refused, with the holder named, while another live process holds it; the
     /// operating system releases the lock of a process that dies, so a dead holder never

@@ -4,6 +4,7 @@
 //! already written. Kill tests stop a process at its N-th rename ([`interruption_point`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
@@ -52,6 +53,46 @@ mod signals {
 /// Whether SIGINT or SIGTERM asked the program to stop.
 pub fn stop_requested() -> bool {
     STOP_REQUESTED.load(Ordering::SeqCst)
+}
+
+/// When long work ends between its pieces (a round of self-play games, a batch of a match):
+/// at the process's stop request ([`stop_requested`]: SIGINT, SIGTERM, [`request_stop`]), and
+/// for a token made with [`Stop::with_flag`], also when its caller sets the flag. Deep loops
+/// take one of these from their caller instead of reading the process's request themselves.
+#[derive(Clone, Debug, Default)]
+pub struct Stop {
+    flag: Option<Arc<AtomicBool>>,
+}
+
+impl Stop {
+    /// Stops at the process's stop request only.
+    pub fn on_signal() -> Stop {
+        Stop { flag: None }
+    }
+
+    /// Stops at the process's stop request, or once `flag` is set.
+    pub fn with_flag(flag: Arc<AtomicBool>) -> Stop {
+        Stop { flag: Some(flag) }
+    }
+
+    pub fn requested(&self) -> bool {
+        stop_requested()
+            || self
+                .flag
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+/// Two tokens are equal when they stop at the same requests.
+impl PartialEq for Stop {
+    fn eq(&self, other: &Stop) -> bool {
+        match (&self.flag, &other.flag) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 /// Ask the program to stop, as a signal would (for tests and for roles that end others).

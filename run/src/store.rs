@@ -16,7 +16,9 @@
 //!   they never conflict; the files that change (the best pointer, the loop's state and logs)
 //!   have one writer each, except the match logs (`*.jsonl`), which a gatekeeper and a rater
 //!   both append to: when both sides changed one, the mirror keeps the union of their lines;
-//! - a worker pulls only the config and the checkpoints ([`Pulls::Models`]), not the shards;
+//! - a worker pulls only the config and the best checkpoint ([`Pulls::Models`]), not the
+//!   shards, and keeps its mirror small;
+//! - a file unchanged here that the bucket lost (deleted there) is pushed again;
 //! - role leases are objects of their own (`locks/ROLE.lease.N`) created with a conditional
 //!   PUT (`If-None-Match: *`), which succeeds for exactly one of several takers, the one
 //!   guarantee [`crate::lease`] needs. The store must support it (AWS S3 since 2024, MinIO,
@@ -66,7 +68,9 @@ pub enum StoreError {
 /// What a role's mirror pulls from the bucket (everything it writes goes up).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pulls {
-    /// The config and the checkpoints: what a self-play worker reads.
+    /// The config and the best checkpoint: what a self-play worker reads. Its mirror stays
+    /// small: it lists only `models/` and the config, keeps the newest few checkpoints, and
+    /// removes its own files some minutes after they went up.
     Models,
     /// The whole run: trainer, loop, rater, status.
     Everything,
@@ -421,7 +425,13 @@ pub struct Syncer {
     state: HashMap<String, Synced>,
     /// Whether a fenced pass said so already (once is enough).
     fenced_said: bool,
+    /// How long a models-only mirror keeps its own files after they went up.
+    keep_own: Duration,
 }
+
+/// Checkpoints a models-only mirror keeps besides the best: the newest few, so that the one a
+/// worker is loading is never pruned under it.
+const KEPT_CHECKPOINTS: usize = 3;
 
 impl Syncer {
     /// The mirror of `bucket` in `root`, with its record of what was synced.
@@ -436,6 +446,7 @@ impl Syncer {
             pulls,
             state,
             fenced_said: false,
+            keep_own: crate::host::env_seconds("LIFELINE_MIRROR_KEEP_SECONDS", 600.0),
         }
     }
 
@@ -496,7 +507,11 @@ impl Syncer {
                 }
             }
         }
-        self.pull_checkpoints(&remote, &mut moved)?;
+        match self.pulls {
+            Pulls::Everything => self.pull_checkpoints(&remote, &mut moved)?,
+            // A worker needs only the best network, fetched with the pointer that names it.
+            Pulls::Models => {}
+        }
         for (rel, etag) in &remote {
             // What this pass pushed is what the bucket holds now.
             let wanted = is_run_file(rel) && checkpoint_of(rel).is_none() && self.pulls(rel);
@@ -504,8 +519,59 @@ impl Syncer {
                 self.pull_file(rel, etag, &mut moved)?;
             }
         }
+        if self.pulls == Pulls::Models {
+            self.prune();
+        }
         self.save_state()?;
         Ok(moved)
+    }
+
+    /// Keep a worker's mirror small (the bucket has everything): of the checkpoints, the newest
+    /// [`KEPT_CHECKPOINTS`] and the best; of the worker's own files (shards, records, events),
+    /// those changed here since they went up or pushed less than `keep_own` ago.
+    fn prune(&mut self) {
+        let models = self.root.join("models");
+        let best = std::fs::read_to_string(models.join("best")).unwrap_or_default();
+        let mut names: Vec<String> = std::fs::read_dir(&models)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        names.sort();
+        let old = names.len().saturating_sub(KEPT_CHECKPOINTS);
+        for name in names.iter().take(old).filter(|n| n.as_str() != best.trim()) {
+            if std::fs::remove_dir_all(models.join(name)).is_ok() {
+                let dir = format!("models/{name}/");
+                self.state.retain(|rel, _| !rel.starts_with(&dir));
+            }
+        }
+        let now = std::time::SystemTime::now();
+        let pushed_long_ago = |path: &Path, synced: &Synced| {
+            let modified = std::fs::metadata(path).and_then(|m| m.modified());
+            local_stamp(path) == Some((synced.size, synced.mtime_ns))
+                && modified.is_ok_and(|m| now.duration_since(m).unwrap_or_default() > self.keep_own)
+        };
+        let gone: Vec<String> = self
+            .state
+            .iter()
+            .filter(|(rel, _)| !self.pulls(rel))
+            .filter(|(rel, synced)| pushed_long_ago(&self.root.join(rel), synced))
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        for rel in gone {
+            if std::fs::remove_file(self.root.join(&rel)).is_ok() {
+                self.state.remove(&rel);
+            }
+        }
+    }
+
+    /// How long a models-only mirror keeps its own files after they went up (default
+    /// `LIFELINE_MIRROR_KEEP_SECONDS`, or 600).
+    pub fn keep_own_files_for(&mut self, keep: Duration) {
+        self.keep_own = keep;
     }
 
     /// Push each local checkpoint directory the bucket lacks: its files, then its marker.
@@ -621,7 +687,10 @@ impl Syncer {
         };
         let known = self.state.get(rel).cloned();
         if let Some(k) = &known {
-            if (k.size, k.mtime_ns) == (size, mtime_ns) {
+            // Unchanged here: pushed again only where the bucket lost it (deleted there), as
+            // far as this mirror's listing covers it.
+            let lost_there = remote_etag.is_none() && self.pulls(rel);
+            if (k.size, k.mtime_ns) == (size, mtime_ns) && !lost_there {
                 return Ok(false);
             }
         }

@@ -96,6 +96,8 @@ pub struct RunOutput<'a> {
     /// The loop iteration these games belong to (names the shard, see [`RunDir::new_stamp`]).
     pub iteration: Option<u32>,
     pub progress: bool,
+    /// When to abandon the games in flight (those finished are written).
+    pub stop: &'a run::Stop,
 }
 
 /// Errors of a self-play run.
@@ -215,6 +217,7 @@ where
                         game: &cfg.game,
                         search: &cfg.search,
                         selfplay: &cfg.selfplay,
+                        stop: out.stop,
                     };
                     sp.run(&mut evaluator, share, &mut rng, |g| {
                         let _ = tx.send(g);

@@ -129,13 +129,14 @@ fn main() -> Result<()> {
             threads,
             device,
         } => {
-            let cfg = RunConfig::load(&config).map_err(anyhow::Error::msg)?;
+            let text = std::fs::read_to_string(&config)
+                .with_context(|| format!("cannot read {}", config.display()))?;
+            let cfg = RunConfig::parse(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
             let run = RunDir::new(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
             let seed = seed.unwrap_or_else(selfplay::roles::fresh_seed);
-            run.tidy();
-            install_stop_handler();
             let threads = match threads.unwrap_or(cfg.selfplay.threads) {
                 0 => default_threads(),
                 n => n,
@@ -148,25 +149,29 @@ fn main() -> Result<()> {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| spec.to_string()),
             };
+            // Checked before the run is entered: a network that cannot play the config's game
+            // is refused as such.
+            let net = match model.as_str() {
+                "random" => None,
+                spec => Some(
+                    load_model(spec, &cfg, &device).with_context(|| format!("--model {model}"))?,
+                ),
+            };
+            // Every process of a run plays one config, as a worker's (frozen, or checked).
+            run.enter(&[], &config, &text)?;
+            install_stop_handler();
             let out = RunOutput {
                 run: &run,
                 model: &name,
                 iteration: None,
                 progress: true,
+                stop: &run::Stop::on_signal(),
             };
-            let summary = if model == "random" {
-                generate(&cfg, |_| UniformEvaluator, games, threads, seed, &out)?
-            } else {
-                let net = load_model(&model, &cfg, &device)
-                    .with_context(|| format!("--model {model}"))?;
-                generate(
-                    &cfg,
-                    |_| NetEvaluator::new(&net),
-                    games,
-                    threads,
-                    seed,
-                    &out,
-                )?
+            let summary = match &net {
+                None => generate(&cfg, |_| UniformEvaluator, games, threads, seed, &out)?,
+                Some(net) => {
+                    generate(&cfg, |_| NetEvaluator::new(net), games, threads, seed, &out)?
+                }
             };
             println!("{} (seed {seed})", summary.line());
             if summary.shards.is_empty() {
@@ -339,6 +344,7 @@ fn bench_search(config: &Path, device: &Device, games: usize, model: &str) -> Re
         game: &cfg.game,
         search: &cfg.search,
         selfplay: &cfg.selfplay,
+        stop: &run::Stop::on_signal(),
     };
     let t0 = Instant::now();
     let mut visits = 0u64;

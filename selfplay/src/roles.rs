@@ -14,7 +14,7 @@ use crate::search::UniformEvaluator;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use run::tb::EventWriter;
-use run::{host_name, stop_requested, RunDir};
+use run::{host_name, RunDir};
 use std::path::{Path, PathBuf};
 
 /// How a worker plays.
@@ -37,6 +37,8 @@ pub struct Worker {
     device: Device,
     /// Show each batch's progress bar.
     pub progress: bool,
+    /// When to end a batch early (its finished games are written) and play no more.
+    pub stop: run::Stop,
     /// The network in use and the checkpoint it came from.
     current: Option<(PathBuf, Model)>,
 }
@@ -54,6 +56,7 @@ impl Worker {
             threads,
             device: opts.device.clone(),
             progress: false,
+            stop: run::Stop::on_signal(),
             current: None,
         })
     }
@@ -78,6 +81,7 @@ impl Worker {
             model: &self.network_name(),
             iteration,
             progress: self.progress,
+            stop: &self.stop,
         };
         let (cfg, games, threads) = (&self.cfg, self.games, self.threads);
         let summary = match &self.current {
@@ -87,6 +91,52 @@ impl Worker {
             }
         };
         Ok(summary)
+    }
+
+    /// Batches into `run` (entered by the caller) while `keep_going(batches done)` says so and
+    /// no stop was requested, each with a fresh seed and its games per second and samples under
+    /// the worker's own TensorBoard tag (`worker/HOST-PID/...`); returns their summaries.
+    pub fn play_batches(
+        &mut self,
+        run: &RunDir,
+        mut keep_going: impl FnMut(usize) -> bool,
+    ) -> Result<Vec<RunSummary>> {
+        let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
+            format!(
+                "cannot write TensorBoard events in {}",
+                run.tensorboard().display()
+            )
+        })?;
+        let tag = format!("worker/{}-{}", host_name(), std::process::id());
+        let mut samples = 0u64;
+        let mut done = Vec::new();
+        // Batches in a row played with uniform priors while the run has checkpoints.
+        let mut without_network = 0;
+        while keep_going(done.len()) && !self.stop.requested() {
+            let seed = fresh_seed();
+            let summary = self.step(run, None, seed)?;
+            if self.has_network() || run.checkpoints().is_empty() {
+                without_network = 0;
+            } else {
+                without_network += 1;
+                if without_network == UNIFORM_BATCHES_WARNED {
+                    tracing::warn!(
+                        "{without_network} batches in a row played with uniform priors while the run has checkpoints: its best pointer ({}) names none this worker has",
+                        run.best_pointer().display()
+                    );
+                }
+            }
+            tracing::info!("{}: {} (seed {seed})", self.network_name(), summary.line());
+            samples += summary.samples as u64;
+            let batch = done.len() as u64;
+            let rate = summary.games as f64 / summary.seconds.max(1e-9);
+            tb.scalar(&format!("{tag}/games_per_second"), rate as f32, batch)
+                .and_then(|()| tb.scalar(&format!("{tag}/samples"), samples as f32, batch))
+                .and_then(|()| tb.flush())
+                .with_context(|| format!("cannot write {}", tb.path().display()))?;
+            done.push(summary);
+        }
+        Ok(done)
     }
 
     /// Whether it plays with a network (false: uniform priors, before the run has a best).
@@ -110,65 +160,22 @@ impl Worker {
 /// says that it has no network (its mirror may not be bringing the best one in).
 const UNIFORM_BATCHES_WARNED: usize = 3;
 
-/// `selfplay worker`: freeze the run's config, then play batches while `keep_going(batches
-/// done)` says so and no stop was requested, each with a fresh seed and its games per second
-/// under the worker's own TensorBoard tag; returns the batches' summaries.
+/// `selfplay worker`: the config read once, the run entered (its config frozen, or checked
+/// against the run's), then [`Worker::play_batches`].
 pub fn self_play_worker(
     config: &Path,
     run: &Path,
     opts: &WorkerOptions,
-    mut keep_going: impl FnMut(usize) -> bool,
+    keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<RunSummary>> {
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let cfg = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
     let mut worker = Worker::new(cfg, opts)?;
     let run = RunDir::new(run);
-    std::fs::create_dir_all(run.root())
-        .with_context(|| format!("cannot create {}", run.root().display()))?;
-    // Every role of a run plays and trains one config.
-    run.freeze_config(config, &text)?;
-    run.tidy();
-    let mut tb = EventWriter::create(&run.tensorboard()).with_context(|| {
-        format!(
-            "cannot write TensorBoard events in {}",
-            run.tensorboard().display()
-        )
-    })?;
-    let tag = format!("worker/{}-{}", host_name(), std::process::id());
-    let mut samples = 0u64;
-    let mut done = Vec::new();
-    // Batches in a row played with uniform priors while the run has checkpoints.
-    let mut without_network = 0;
-    while keep_going(done.len()) && !stop_requested() {
-        let seed = fresh_seed();
-        let summary = worker.step(&run, None, seed)?;
-        if worker.has_network() || run.checkpoints().is_empty() {
-            without_network = 0;
-        } else {
-            without_network += 1;
-            if without_network == UNIFORM_BATCHES_WARNED {
-                tracing::warn!(
-                    "{without_network} batches in a row played with uniform priors while the run has checkpoints: its best pointer ({}) names none this worker has",
-                    run.best_pointer().display()
-                );
-            }
-        }
-        tracing::info!(
-            "{}: {} (seed {seed})",
-            worker.network_name(),
-            summary.line()
-        );
-        samples += summary.samples as u64;
-        let batch = done.len() as u64;
-        let rate = summary.games as f64 / summary.seconds.max(1e-9);
-        tb.scalar(&format!("{tag}/games_per_second"), rate as f32, batch)
-            .and_then(|()| tb.scalar(&format!("{tag}/samples"), samples as f32, batch))
-            .and_then(|()| tb.flush())
-            .with_context(|| format!("cannot write {}", tb.path().display()))?;
-        done.push(summary);
-    }
-    Ok(done)
+    // Every role of a run plays and trains one config; workers take no role.
+    run.enter(&[], config, &text)?;
+    worker.play_batches(&run, keep_going)
 }
 
 /// Checkpoint `dir` ready for inference, checked to play the config's game with finite

@@ -183,6 +183,8 @@ pub struct SelfPlay<'a> {
     pub game: &'a GameConfig,
     pub search: &'a SearchConfig,
     pub selfplay: &'a SelfPlayConfig,
+    /// When to abandon the games in flight (the finished ones are kept).
+    pub stop: &'a run::Stop,
 }
 
 impl SelfPlay<'_> {
@@ -218,7 +220,7 @@ impl SelfPlay<'_> {
                 started += 1;
             }
             // A stop request abandons the games in flight (the finished ones are kept).
-            if slots.iter().all(|s| s.is_none()) || run::stop_requested() {
+            if slots.iter().all(|s| s.is_none()) || self.stop.requested() {
                 return Ok(());
             }
             // Leaves of every game, one evaluation call.

@@ -27,6 +27,7 @@ fn play(game: &GameConfig, games: usize, sp: SelfPlayConfig) -> Vec<FinishedGame
         game,
         search: &search,
         selfplay: &sp,
+        stop: &run::Stop::on_signal(),
     }
     .run(&mut UniformEvaluator, games, &mut rng, |g| out.push(g))
     .unwrap();
@@ -147,6 +148,7 @@ fn leaves_of_many_games_share_one_evaluation() {
         game: &game,
         search: &search,
         selfplay: &sp,
+        stop: &run::Stop::on_signal(),
     }
     .run(&mut ev, 8, &mut rng, |_| {})
     .unwrap();
@@ -292,6 +294,7 @@ fn gumbel_self_play_records_improved_policies() {
         game: &game,
         search: &search,
         selfplay: &sp,
+        stop: &run::Stop::on_signal(),
     }
     .run(&mut UniformEvaluator, 2, &mut rng, |g| out.push(g))
     .unwrap();
@@ -370,6 +373,7 @@ fn a_size_list_plays_every_size_and_writes_one_shard_per_size() {
         model: "uniform",
         iteration: Some(2),
         progress: false,
+        stop: &run::Stop::on_signal(),
     };
     let summary = selfplay::generate::generate(&cfg, |_| UniformEvaluator, 12, 1, 4, &out).unwrap();
     assert_eq!(summary.shards.len(), 2, "{:?}", summary.shards);

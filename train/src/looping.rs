@@ -215,7 +215,8 @@ struct Looper {
     gatekeeper: Gatekeeper,
     /// None when `eval.rating_baselines` is empty: nothing to rate against.
     rater: Option<Rater>,
-    roles: [RoleLock; 2],
+    /// The run's `train` and `gate` roles, held while the loop runs.
+    roles: Vec<RoleLock>,
 }
 
 /// Run the loop until its iteration or time limit, or a stop request (SIGINT/SIGTERM, which
@@ -234,7 +235,7 @@ pub fn run_loop(
         .last()
         .map_or(0.0, |r| r.loop_seconds);
     if looper.cfg.looping.concurrent {
-        return looper.run_concurrent(config, earlier_seconds, report);
+        return looper.run_concurrent(earlier_seconds, report);
     }
     let mut state = LoopState::load(&looper.run)?;
     let mut done = Vec::new();
@@ -303,7 +304,6 @@ impl Looper {
     /// trainer from the newest checkpoint, the rounds' numbering from `iterations.jsonl`.
     fn run_concurrent(
         &self,
-        config: &Path,
         earlier_seconds: f64,
         mut report: impl FnMut(&IterationSummary) + Send,
     ) -> Result<Vec<IterationSummary>> {
@@ -337,6 +337,7 @@ impl Looper {
             threads: Some(split.selfplay_threads),
             device: self.device.clone(),
         };
+        let mut worker = Worker::new(self.cfg.run.clone(), &worker)?;
         let rounds = crate::roles::TrainerRounds {
             ratio: l.ratio,
             until_step: None,
@@ -361,7 +362,7 @@ impl Looper {
         let (mut t_round, mut generated_before) = (Instant::now(), 0);
         std::thread::scope(|scope| -> Result<()> {
             let playing = scope.spawn(|| {
-                selfplay::roles::self_play_worker(config, self.run.root(), &worker, |_| {
+                worker.play_batches(&self.run, |_| {
                     !stop.load(std::sync::atomic::Ordering::Relaxed)
                 })
             });
@@ -520,16 +521,7 @@ impl Looper {
             cfg.looping.minutes = m;
         }
         let run = run.clone();
-        std::fs::create_dir_all(run.root())
-            .with_context(|| format!("cannot create {}", run.root().display()))?;
-        let roles = [run.lock(Role::Train)?, run.lock(Role::Gate)?];
-        for lock in &roles {
-            if let Some(previous) = &lock.previous {
-                eprintln!("note: the previous holder of this run ({previous}) ended without releasing it; resuming");
-            }
-        }
-        run.freeze_config(config, &cfg.text)?;
-        run.tidy();
+        let roles = run.enter(&[Role::Train, Role::Gate], config, &cfg.text)?;
         let device = parse_device(&cfg.looping.device)?;
         let tb = EventWriter::create(&run.tensorboard()).with_context(|| {
             format!(

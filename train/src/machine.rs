@@ -82,6 +82,7 @@ pub fn sample_window(
         model: "speeds",
         iteration: None,
         progress: false,
+        stop: &run::Stop::on_signal(),
     };
     let played = match model {
         Some(model) => {

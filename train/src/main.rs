@@ -5,7 +5,7 @@ use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use run::store::Pulls;
 use run::RunLocation;
-use run::{install_stop_handler, Role, RunDir};
+use run::{install_stop_handler, Role, RoleLock, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::model::{parse_device, Model};
 use std::path::{Path, PathBuf};
@@ -28,8 +28,9 @@ enum Cmd {
     Fit {
         #[arg(long)]
         config: PathBuf,
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
         #[arg(long)]
-        run: PathBuf,
+        run: RunLocation,
         /// Steps to train beyond the newest checkpoint (default: train.steps of the config).
         #[arg(long)]
         steps: Option<u64>,
@@ -143,7 +144,11 @@ fn main() -> Result<()> {
             steps,
             until,
             device,
-        } => fit(&config, &run, steps, until, &device),
+        } => {
+            let run = run.open(Pulls::Everything)?;
+            fit(&config, &run.run_dir(), steps, until, &device)?;
+            Ok(run.finish()?)
+        }
         Cmd::Status { run, minutes } => {
             if !(minutes > 0.0 && minutes.is_finite()) {
                 anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
@@ -344,7 +349,7 @@ fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
 
 fn fit(
     config: &Path,
-    run: &Path,
+    run: &RunDir,
     steps: Option<u64>,
     until: Option<u64>,
     device: &Device,
@@ -354,7 +359,6 @@ fn fit(
         Some(step) => FitTarget::Until(step),
         None => FitTarget::Steps(steps.unwrap_or(train.steps)),
     };
-    let run = &RunDir::new(run);
     let _role = run.lock(Role::Train)?;
     run.tidy();
     install_stop_handler();
@@ -464,17 +468,14 @@ fn trainer(config: &Path, run: &RunDir, rounds: &TrainerRounds) -> Result<()> {
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (cfg, train) = load_config(config)?;
-    std::fs::create_dir_all(run.root())
-        .with_context(|| format!("cannot create {}", run.root().display()))?;
-    let role = run.lock(Role::Train)?;
-    run.freeze_config(config, &text)?;
-    run.tidy();
+    let role = run.enter(&[Role::Train], config, &text)?;
     install_stop_handler();
     let _log = run::logging::init("trainer");
     // A trainer that stalled past its lease while another machine took the role stops.
-    rounds.run(run, &cfg, &train, || !role.lost(), |_, _| Ok(()))?;
+    let lost = || role.iter().any(RoleLock::lost);
+    rounds.run(run, &cfg, &train, || !lost(), |_, _| Ok(()))?;
     anyhow::ensure!(
-        !role.lost(),
+        !lost(),
         "another trainer took the run's `train` role over (this one stalled past its lease)"
     );
     Ok(())

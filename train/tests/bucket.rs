@@ -640,3 +640,65 @@ fn put_checkpoint(bucket: &Bucket, step: u64) {
         .put("models/best", format!("{step:06}\n").into_bytes(), false)
         .unwrap();
 }
+
+#[test]
+fn objects_deleted_from_the_bucket_are_pushed_again_and_a_workers_mirror_stays_small() {
+    let Some(s3) = moto("lifeline-repair") else {
+        return;
+    };
+    let url = "s3://lifeline-repair/runs/r";
+    let bucket = s3.bucket(url);
+    let dir = temp("bucket-repair");
+    std::fs::create_dir_all(dir.join("eval")).unwrap();
+    std::fs::write(dir.join("eval/matches.jsonl"), b"l1\n").unwrap();
+    let mut sync = Syncer::new(bucket.clone(), dir.clone(), Pulls::Everything);
+    sync.pass().unwrap();
+    bucket.delete("eval/matches.jsonl").unwrap();
+    sync.pass().unwrap();
+    assert_eq!(
+        bucket.get("eval/matches.jsonl").unwrap().map(|(b, _)| b),
+        Some(b"l1\n".to_vec()),
+        "the lost object was not pushed again"
+    );
+
+    // A worker's mirror while the best moves on through six checkpoints.
+    let w = temp("bucket-small");
+    let mut worker = Syncer::new(s3.bucket(url), w.clone(), Pulls::Models);
+    worker.keep_own_files_for(Duration::ZERO);
+    for step in (100..=600).step_by(100) {
+        put_checkpoint(&bucket, step);
+        std::fs::create_dir_all(w.join("selfplay")).unwrap();
+        std::fs::write(
+            w.join(format!("selfplay/shard-{step}-1-0-w.npz")),
+            b"samples",
+        )
+        .unwrap();
+        worker.pass().unwrap();
+        // Its files go up, then (kept for no time here) leave the mirror.
+        worker.pass().unwrap();
+    }
+    let mut kept: Vec<String> = std::fs::read_dir(w.join("models"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["000400", "000500", "000600"], "checkpoints kept");
+    assert_eq!(
+        std::fs::read_to_string(w.join("models/best")).unwrap(),
+        "000600\n"
+    );
+    let own = std::fs::read_dir(w.join("selfplay")).unwrap().count();
+    assert_eq!(own, 0, "the worker's own shards stayed after they went up");
+    assert_eq!(
+        bucket
+            .list("selfplay")
+            .unwrap()
+            .keys()
+            .filter(|k| k.ends_with(".npz"))
+            .count(),
+        6,
+        "every shard is in the bucket"
+    );
+}
