@@ -21,9 +21,10 @@ import json
 import numpy as np
 
 from ._engine import GameSpec as _GameSpec
+from ._engine import Network as _Network
 from ._engine import State as _State
 
-__all__ = ["Game", "State"]
+__all__ = ["Game", "State", "Network"]
 
 BLACK, WHITE = 0, 1
 
@@ -187,6 +188,50 @@ class State:
 
     def __repr__(self):
         return repr(self._inner)
+
+
+class Network:
+    """A trained checkpoint's network on the CPU (the folded inference self-play uses)::
+
+        net = lz.Network("runs/lifeline-5-quick/models/best")
+        priors, values, ownership = net.evaluate([state1, state2])
+
+    ``path`` is a checkpoint directory or ``RUN/models/best``; a broken one raises
+    ``ValueError`` with the binaries' message."""
+
+    def __init__(self, path):
+        self._inner = _Network(str(path))
+
+    @property
+    def game(self):
+        """The :class:`Game` the network was trained for (its size and komi; it also plays the
+        sizes and komi of its training range)."""
+        return Game(self._inner.game_json())
+
+    @property
+    def step(self):
+        """The training step of the checkpoint."""
+        return self._inner.step()
+
+    def evaluate(self, states):
+        """Evaluate a batch of states (of boards of one size) in one call, the GIL released:
+        ``(priors, values, ownership)`` as float32 arrays of shapes ``(n, policy_len)`` (zero off
+        the legal actions, summing to 1), ``(n,)`` (the value for the player to move, in [-1,
+        1]) and ``(n, height, width)`` (1 where the player to move is predicted to own the
+        cell). A state of a game the network does not play, or a finished one, raises
+        ``ValueError``."""
+        states = list(states)
+        if not states:
+            raise ValueError("evaluate needs at least one state")
+        out = self._inner.evaluate([s._inner for s in states])
+        _, height, width = states[0].game.input_shape()
+        priors = np.asarray([o[0] for o in out], dtype=np.float32)
+        values = np.asarray([o[1] for o in out], dtype=np.float32)
+        ownership = np.asarray([o[2] for o in out], dtype=np.float32).reshape(len(out), height, width)
+        return priors, values, ownership
+
+    def __repr__(self):
+        return f"Network({self.game.label()}, step {self.step})"
 
 
 def _rebuild_state(game, start, history):

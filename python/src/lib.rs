@@ -1,4 +1,4 @@
-//! `lifeline_zero._engine`: the engine's games for Python. A game is chosen by the same JSON
+//! `lifeline_zero._engine`: the engine's games for Python, and a checkpoint's network. A game is chosen by the same JSON
 //! the binaries' configs hold (`{"game":"lifeline","options":{"size":5,"balance":"strong"}}`);
 //! actions are policy indices (`0..policy_len`, the network's action space, the ids OpenSpiel
 //! games need) or their names in the engine's notation (`e5`, `swap`). Errors are Python
@@ -9,6 +9,8 @@ use engine::record::GameRecord;
 use engine::{Action, AnyGame, Game, GameConfig, Player};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use selfplay::model::{Model, NetEvaluator};
+use selfplay::search::Evaluator;
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -329,9 +331,92 @@ impl State {
     }
 }
 
+/// A checkpoint's network on the CPU, through the folded inference self-play and matches use.
+#[pyclass(module = "lifeline_zero._engine", frozen)]
+struct Network {
+    model: Model,
+    /// The checkpoint directory, for messages.
+    dir: String,
+}
+
+/// What the network says of one position: the priors (one per policy index, zero off the
+/// legal actions), the value for the player to move, and the ownership per grid cell.
+type NetworkOutput = (Vec<f32>, f32, Vec<f32>);
+
+#[pymethods]
+impl Network {
+    /// Load the checkpoint at `path`: a checkpoint directory, or `RUN/models/best`. Refused,
+    /// with the binaries' message, when it is not a checkpoint or its outputs are not finite.
+    #[new]
+    fn new(path: &str) -> PyResult<Network> {
+        let dir = run::resolve_checkpoint(std::path::Path::new(path)).map_err(value_error)?;
+        let device = selfplay::model::parse_device("cpu").map_err(value_error)?;
+        let model = Model::load(&dir, &device).map_err(value_error)?;
+        let game = model.meta.game.clone();
+        model.check_finite(&game, &dir).map_err(value_error)?;
+        Ok(Network {
+            model: model.for_inference(),
+            dir: dir.display().to_string(),
+        })
+    }
+
+    /// The game the network was trained for, as the configs' JSON.
+    fn game_json(&self) -> String {
+        serde_json::to_string(&self.model.meta.game).unwrap_or_default()
+    }
+
+    /// The training step of the checkpoint.
+    fn step(&self) -> u64 {
+        self.model.meta.step
+    }
+
+    /// Evaluate `states` in one batch, the GIL released while the network runs: per state its
+    /// priors, value and ownership. A state of a game the network does not play, or a finished
+    /// one, is refused before anything runs.
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        states: Vec<PyRef<'_, State>>,
+    ) -> PyResult<Vec<NetworkOutput>> {
+        let mut games = Vec::with_capacity(states.len());
+        let mut legal = Vec::with_capacity(states.len());
+        for s in &states {
+            self.model
+                .meta
+                .plays(&s.config)
+                .map_err(|why| value_error(format!("{}: {why}", self.dir)))?;
+            if s.game.outcome().is_some() {
+                return Err(value_error("a finished game has no evaluation"));
+            }
+            let mut actions = Vec::new();
+            s.game.legal_actions(&mut actions);
+            games.push(s.game.clone());
+            legal.push(actions);
+        }
+        let model = &self.model;
+        Ok(py.allow_threads(|| {
+            let mut out = Vec::new();
+            NetEvaluator::new(model).evaluate(&games, &legal, &mut out);
+            games
+                .iter()
+                .zip(&legal)
+                .zip(out)
+                .map(|((game, actions), e)| {
+                    let mut priors = vec![0.0; game.policy_len()];
+                    for (&a, &p) in actions.iter().zip(&e.priors) {
+                        priors[game.policy_index(a)] = p;
+                    }
+                    (priors, e.value, model.ownership(game))
+                })
+                .collect()
+        }))
+    }
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GameSpec>()?;
     m.add_class::<State>()?;
+    m.add_class::<Network>()?;
     Ok(())
 }

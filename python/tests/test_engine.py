@@ -131,3 +131,44 @@ def test_the_solver_answers_from_python():
     while not state.is_terminal() and len(state.legal_actions()) > 6:
         state.apply(rng.choice(state.legal_actions()))
     assert state.solve() in (-1, 0, 1)
+
+
+# A side-3 network trained by the project's loop (eval/tests/fixtures/lifeline-3/README.md).
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "eval" / "tests" / "fixtures" / "lifeline-3"
+
+
+def test_a_network_evaluates_a_batch_as_it_evaluates_each_state():
+    net = lz.Network(FIXTURES / "strong")
+    game = net.game
+    assert game.label() == "lifeline-3-strong" and net.step > 0
+    states = [game.new_initial_state()]
+    for k in (0, 1):
+        states.append(states[-1].clone())
+        states[-1].apply(states[-1].legal_actions()[k])
+    priors, values, ownership = net.evaluate(states)
+    _, height, width = game.input_shape()
+    assert priors.shape == (3, game.policy_len())
+    assert values.shape == (3,) and ownership.shape == (3, height, width)
+    for state, p in zip(states, priors):
+        legal = state.legal_actions()
+        assert abs(p[legal].sum() - 1) < 1e-4
+        off = np.ones(game.policy_len(), dtype=bool)
+        off[legal] = False
+        assert not p[off].any(), "a prior off the legal actions"
+    assert np.all(np.abs(values) <= 1) and np.all(np.abs(ownership) <= 1)
+    for i, state in enumerate(states):
+        p, v, o = net.evaluate([state])
+        np.testing.assert_allclose(p[0], priors[i], atol=1e-4)
+        np.testing.assert_allclose(v[0], values[i], atol=1e-4)
+        np.testing.assert_allclose(o[0], ownership[i], atol=1e-4)
+
+
+def test_a_network_refuses_another_game_a_finished_one_and_a_missing_checkpoint():
+    net = lz.Network(FIXTURES / "strong")
+    other = lz.Game({"game": "leblin", "options": {"size": 7}}).new_initial_state()
+    with pytest.raises(ValueError, match="strong"):
+        net.evaluate([other])
+    with pytest.raises(ValueError, match="finished"):
+        net.evaluate([random_game(net.game, 1)])
+    with pytest.raises(ValueError, match="no such checkpoint"):
+        lz.Network("no/such/checkpoint")

@@ -213,6 +213,15 @@ pub fn parse_device(name: &str) -> Result<Device, ModelError> {
     }
 }
 
+/// Visits every parameter of a network so that burn draws its initial value now.
+struct DrawNow;
+
+impl burn::module::ModuleVisitor for DrawNow {
+    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+        let _ = param.val();
+    }
+}
+
 /// A network with the metadata that says what it plays.
 #[derive(Debug)]
 pub struct Model {
@@ -234,7 +243,15 @@ impl Model {
     ) -> Result<Model, String> {
         net.validate()?;
         let planes = game.start().map_err(|e| e.to_string())?.num_planes();
+        // burn's seeded generator is one per process: held while this network draws its
+        // weights, so that another thread's draws (a second model, a test beside this one)
+        // cannot interleave and the seed alone decides them. burn draws a parameter lazily, on
+        // its first use, so every one is drawn here, under the lock.
+        static DRAWING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _drawing = DRAWING.lock().unwrap_or_else(|e| e.into_inner());
         device.seed(seed);
+        let weights = net.init(planes, device);
+        weights.visit(&mut DrawNow);
         let meta = ModelMeta {
             format: FORMAT_VERSION,
             game: game.clone(),
@@ -247,7 +264,7 @@ impl Model {
             komi_range: None,
             sizes: None,
         };
-        Ok(Model::new(net.init(planes, device), meta, device.clone()))
+        Ok(Model::new(weights, meta, device.clone()))
     }
 
     /// Load a checkpoint directory (or its `weights.bpk`), checking its format version and

@@ -504,3 +504,33 @@ fn a_network_with_nan_weights_is_refused_and_its_search_stops_with_an_error() {
         .to_string();
     assert!(e.contains("non-finite"), "{e}");
 }
+
+#[test]
+fn a_seed_alone_decides_a_random_network_while_other_threads_draw_theirs() {
+    let device = Device::flex();
+    let cfg = games().remove(1);
+    let ps = positions(&cfg, 4);
+    let outputs = |seed| {
+        let model = Model::random(&cfg, &small_net(), &device, seed).unwrap();
+        let (inputs, mask, h, w) = encode_batch(&ps);
+        model.for_inference().run(inputs, &mask, ps.len(), h, w).0
+    };
+    let reference = outputs(7);
+    std::thread::scope(|scope| {
+        for seed in [100, 200] {
+            let cfg = &cfg;
+            scope.spawn(move || {
+                for _ in 0..4 {
+                    Model::random(cfg, &small_net(), &Device::flex(), seed).unwrap();
+                }
+            });
+        }
+        for _ in 0..4 {
+            assert_eq!(
+                outputs(7),
+                reference,
+                "another thread's draws changed seed 7's network"
+            );
+        }
+    });
+}
