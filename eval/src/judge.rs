@@ -210,10 +210,7 @@ impl Rater {
                 b: baseline.info.name.clone(),
                 seed: step.wrapping_add(k as u64),
             };
-            // A match of another length under the same key (the config changed) is played
-            // again at this one.
-            let games = j.eval.rating_games as u64;
-            if let Some(found) = key.find(run.root())?.filter(|s| s.games == games) {
+            if let Some(found) = key.find_played(run.root(), j.eval.rating_games)? {
                 rated.summaries.push(found);
                 continue;
             }

@@ -631,8 +631,8 @@ pub fn run_match_once(
         b: b.info.name.clone(),
         seed: opts.seed,
     };
-    match key.find(run)? {
-        Some(s) if s.games == opts.games as u64 => Ok(s),
-        _ => run_match(game, a, b, opts, &MatchOutput::in_run(run, a, b, "")),
+    match key.find_played(run, opts.games)? {
+        Some(s) => Ok(s),
+        None => run_match(game, a, b, opts, &MatchOutput::in_run(run, a, b, "")),
     }
 }

@@ -66,6 +66,12 @@ impl MatchKey {
         };
         Ok(read_summaries(dir)?.into_iter().rfind(|s| self.is(s)))
     }
+
+    /// This match's summary if it was played at `games` games: one of another length under
+    /// the same key (the config changed since) is not it, and is played again.
+    pub fn find_played(&self, run: &Path, games: usize) -> Result<Option<MatchSummary>, EvalError> {
+        Ok(self.find(run)?.filter(|s| s.games == games as u64))
+    }
 }
 
 /// What kind of player took part.
