@@ -154,7 +154,12 @@ impl JudgeRole {
     /// Run `role` on the run (through its mirror where it lives in a bucket).
     fn run(self, role: fn(&Path, &RunDir, bool, &Device) -> Result<()>) -> Result<()> {
         let run = self.run.open(run::store::Pulls::Everything)?;
-        role(&self.config, &run.run_dir(), self.follow, &self.device)?;
+        run.name_objects(role(
+            &self.config,
+            &run.run_dir(),
+            self.follow,
+            &self.device,
+        ))?;
         Ok(run.finish()?)
     }
 }

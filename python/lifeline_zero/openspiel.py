@@ -89,6 +89,11 @@ class LifelineZeroGame(pyspiel.Game):
         )
         super().__init__(game_type, info, params)
 
+    def __reduce__(self):
+        # Pickled by its name (OpenSpiel's AlphaZero sends the game to its actor processes):
+        # unpickling imports this module, which registers the games, then loads it again.
+        return (load_game, (str(self),))
+
     def new_initial_state(self):
         return LifelineZeroState(self, self.engine_game.new_initial_state())
 
@@ -146,6 +151,12 @@ class PlanesObserver:
         return state.engine_state.describe()
 
 
+def load_game(name):
+    """``pyspiel.load_game`` after this module registered the games (for unpickling)."""
+    return pyspiel.load_game(name)
+
+
 for _family in FAMILIES:
     _cls = type(f"LifelineZero_{_family}", (LifelineZeroGame,), {"family": _family})
+    globals()[_cls.__name__] = _cls
     pyspiel.register_game(_game_type(_family), _cls)

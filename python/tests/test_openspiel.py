@@ -59,3 +59,22 @@ def test_alpha_beta_agrees_with_the_engine_solver_on_side_3(balance):
         assert state.engine_state.solve() == round(value), state.engine_state.describe()
         checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_game_pickles_by_name_into_a_process_that_never_imported_the_module(name):
+    # OpenSpiel's AlphaZero sends the game to its actor processes by pickle.
+    import pickle
+    import subprocess
+    import sys
+
+    game = pyspiel.load_game(name)
+    assert str(pickle.loads(pickle.dumps(game))) == str(game)
+    child = subprocess.run(
+        [sys.executable, "-c", "import pickle, sys; g = pickle.loads(sys.stdin.buffer.read()); "
+         "print(g); print(g.new_initial_state().legal_actions())"],
+        input=pickle.dumps(game), capture_output=True, check=True,
+    )
+    lines = child.stdout.decode().splitlines()
+    assert lines[0] == str(game)
+    assert lines[1] == str(game.new_initial_state().legal_actions())

@@ -71,6 +71,23 @@ impl OpenRun {
         }
     }
 
+    /// The role's result, its error naming the bucket's objects rather than this machine's
+    /// mirror of them (`s3://b/p/selfplay/x.npz`, not `~/.cache/lifeline-zero/b/p/mirror-0/
+    /// selfplay/x.npz`): the files a reader can look at. An error that names no mirrored
+    /// file, and every error of a run in a directory, is returned as it is.
+    pub fn name_objects<T>(&self, result: anyhow::Result<T>) -> anyhow::Result<T> {
+        let (Some(mirror), Err(e)) = (&self.mirror, &result) else {
+            return result;
+        };
+        let text = format!("{e:#}");
+        let here = self.path.display().to_string();
+        if !text.contains(&here) {
+            return result;
+        }
+        let url = mirror.bucket().url().trim_end_matches('/');
+        Err(anyhow::anyhow!(text.replace(&here, url)))
+    }
+
     /// Bring the bucket in step with everything written, and stop the mirror.
     pub fn finish(mut self) -> Result<(), StoreError> {
         match self.mirror.take() {
@@ -84,7 +101,7 @@ impl OpenRun {
 /// `LIFELINE_CACHE/BUCKET/PREFIX/` whose lock is free (two processes of one machine each get
 /// their own); the returned file holds the lock for as long as the process runs.
 fn claim_mirror_dir(url: &str) -> Result<(PathBuf, File), StoreError> {
-    let base = cache_root().join(url.split_once("://").map_or(url, |(_, rest)| rest));
+    let base = cache_dir(url);
     for slot in 0.. {
         let dir = base.join(format!("mirror-{slot}"));
         std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
@@ -108,6 +125,12 @@ fn claim_mirror_dir(url: &str) -> Result<(PathBuf, File), StoreError> {
         }
     }
     unreachable!("slots are unbounded")
+}
+
+/// This machine's cache of the run at `url` (its mirrors, and what `train status` remembers):
+/// `LIFELINE_CACHE/BUCKET/PREFIX`.
+pub fn cache_dir(url: &str) -> PathBuf {
+    cache_root().join(url.split_once("://").map_or(url, |(_, rest)| rest))
 }
 
 fn cache_root() -> PathBuf {

@@ -31,8 +31,8 @@
 
 use crate::atomic::{temporary_name, write_atomic};
 use crate::lease::LeaseFiles;
-use futures::TryStreamExt;
-use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,85 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// An object of a bucket read by ranges of [`ObjectReader::BLOCK`] bytes, the last few kept:
+/// `train status` reads a shard's metadata this way (its central directory, the npy headers
+/// and one small member) instead of fetching the shard.
+pub struct ObjectReader<'a> {
+    bucket: &'a Bucket,
+    key: Key,
+    rel: String,
+    len: u64,
+    pos: u64,
+    /// (offset, bytes) of the ranges fetched, newest last.
+    blocks: Vec<(u64, Vec<u8>)>,
+}
+
+impl ObjectReader<'_> {
+    const BLOCK: u64 = 16 * 1024;
+    const KEPT: usize = 4;
+
+    /// The object's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn block_at(&mut self, start: u64) -> std::io::Result<&[u8]> {
+        if let Some(i) = self.blocks.iter().position(|(at, _)| *at == start) {
+            let block = self.blocks.remove(i);
+            self.blocks.push(block);
+        } else {
+            let end = (start + Self::BLOCK).min(self.len);
+            let bucket = self.bucket;
+            let bytes = bucket
+                .runtime
+                .block_on(bucket.store.get_range(&self.key, start..end))
+                .map_err(|e| io_of(bucket.error("read", &self.rel, e)))?;
+            if self.blocks.len() == Self::KEPT {
+                self.blocks.remove(0);
+            }
+            self.blocks.push((start, bytes.to_vec()));
+        }
+        Ok(self.blocks.last().map_or(&[][..], |(_, b)| b.as_slice()))
+    }
+}
+
+impl std::io::Read for ObjectReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.len || buf.is_empty() {
+            return Ok(0);
+        }
+        let start = self.pos / Self::BLOCK * Self::BLOCK;
+        let skip = (self.pos - start) as usize;
+        let block = self.block_at(start)?;
+        let n = buf.len().min(block.len().saturating_sub(skip));
+        buf[..n].copy_from_slice(&block[skip..skip + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for ObjectReader<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let Some(target) = target else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start of the object",
+            ));
+        };
+        self.pos = target;
+        Ok(target)
+    }
 }
 
 /// What a role's mirror pulls from the bucket (everything it writes goes up).
@@ -96,16 +175,27 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
 }
 
+/// The key a listing refused, from `object_store`'s error.
+fn bad_key_of(e: &object_store::path::Error) -> Option<String> {
+    match e {
+        object_store::path::Error::EmptySegment { path }
+        | object_store::path::Error::BadSegment { path, .. } => Some(path.clone()),
+        _ => None,
+    }
+}
+
 /// A prefix of a bucket, and the runtime its requests run on (the roles are synchronous).
 pub struct Bucket {
     url: String,
-    store: Arc<dyn ObjectStore>,
+    store: Arc<AmazonS3>,
     prefix: Key,
     runtime: tokio::runtime::Runtime,
     /// The lost-flags of the role leases this process holds on the run: once one is set
     /// (another holder took the role over), this process's mirrors push nothing more, so a
     /// stale holder's checkpoints and best pointer never reach the bucket.
     fences: Mutex<Vec<Arc<AtomicBool>>>,
+    /// Unreadable keys already said (once per process).
+    skipped: Mutex<BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Bucket {
@@ -153,6 +243,7 @@ impl Bucket {
             prefix,
             runtime,
             fences: Mutex::new(Vec::new()),
+            skipped: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -190,25 +281,104 @@ impl Bucket {
     }
 
     /// Every object under `under` (relative to the run), by relative key, with its ETag.
+    ///
+    /// An object whose key no role could have written (an empty, `.` or `..` segment, a control
+    /// character) is left out and said once. `object_store` refuses the whole listing page
+    /// that holds one, so the keys before it are listed in smaller pages (halved until one
+    /// passes), and the listing starts again after it (S3's `start-after`), instead of failing
+    /// every role that opens the run.
     pub fn list(&self, under: &str) -> Result<BTreeMap<String, String>, StoreError> {
-        let base = self.key(under);
-        let prefix_parts = self.prefix.parts().count();
-        let objects: Vec<object_store::ObjectMeta> = self
+        const FULL_PAGE: usize = 1000;
+        let prefix = format!("{}/", self.key(under));
+        let mut listed = BTreeMap::new();
+        let mut offset: Option<String> = None;
+        let mut page = FULL_PAGE;
+        loop {
+            let opts = PaginatedListOptions {
+                offset: offset.clone(),
+                max_keys: Some(page),
+                ..Default::default()
+            };
+            match self
+                .runtime
+                .block_on(self.store.list_paginated(Some(&prefix), opts))
+            {
+                Ok(r) => {
+                    let objects = r.result.objects;
+                    let Some(last) = objects.last().map(|o| o.location.to_string()) else {
+                        return Ok(listed);
+                    };
+                    for o in objects {
+                        listed.insert(self.relative(&o.location), o.e_tag.unwrap_or_default());
+                    }
+                    if r.page_token.is_none() {
+                        return Ok(listed);
+                    }
+                    offset = Some(last);
+                    page = (page * 2).min(FULL_PAGE);
+                }
+                Err(object_store::Error::InvalidPath { source }) => {
+                    if page > 1 {
+                        page /= 2;
+                        continue;
+                    }
+                    // A page of one key failed: that key is the unreadable one.
+                    let Some(key) = bad_key_of(&source) else {
+                        let e = object_store::Error::InvalidPath { source };
+                        return Err(self.error("list", under, e));
+                    };
+                    self.skipped_once(&key);
+                    offset = Some(key);
+                    page = FULL_PAGE;
+                }
+                Err(e) => return Err(self.error("list", under, e)),
+            }
+        }
+    }
+
+    /// A key of the bucket relative to the run.
+    fn relative(&self, location: &Key) -> String {
+        let parts: Vec<String> = location
+            .parts()
+            .skip(self.prefix.parts().count())
+            .map(|p| p.as_ref().to_string())
+            .collect();
+        parts.join("/")
+    }
+
+    /// Say once per process that the bucket holds an object no role can read.
+    fn skipped_once(&self, key: &str) {
+        let mut said = self.skipped.lock().unwrap_or_else(|e| e.into_inner());
+        if said.insert(key.to_string()) {
+            tracing::warn!(
+                "{}: the object {key:?} is skipped: its key has an empty, `.` or `..` segment or a control character, which no role writes (remove it, e.g. `aws s3 rm`)",
+                self.url
+            );
+        }
+    }
+
+    /// The object `rel` to read in ranges, as it is asked for (a member of an archive without
+    /// the archive), with its ETag.
+    pub fn reader(&self, rel: &str) -> Result<(ObjectReader<'_>, String), StoreError> {
+        let key = self.key(rel);
+        let meta = self
             .runtime
-            .block_on(self.store.list(Some(&base)).try_collect())
-            .map_err(|e| self.error("list", under, e))?;
-        Ok(objects
-            .into_iter()
-            .map(|o| {
-                let rel: Vec<String> = o
-                    .location
-                    .parts()
-                    .skip(prefix_parts)
-                    .map(|p| p.as_ref().to_string())
-                    .collect();
-                (rel.join("/"), o.e_tag.unwrap_or_default())
-            })
-            .collect())
+            .block_on(self.store.head(&key))
+            .map_err(|e| self.error("read", rel, e))?;
+        let reader = ObjectReader {
+            bucket: self,
+            key,
+            rel: rel.to_string(),
+            len: meta.size,
+            pos: 0,
+            blocks: Vec::new(),
+        };
+        Ok((reader, meta.e_tag.unwrap_or_default()))
+    }
+
+    /// The URL of the object `rel` (what an error about it names).
+    pub fn object_url(&self, rel: &str) -> String {
+        format!("{}/{}", self.url.trim_end_matches('/'), rel)
     }
 
     /// The object `rel` and its ETag; `None` when there is none.
@@ -356,7 +526,8 @@ fn local_stamp(path: &Path) -> Option<(u64, u128)> {
 }
 
 /// The marker that says a checkpoint directory's files are all in the bucket.
-const COMPLETE: &str = ".complete";
+/// The marker a checkpoint directory gets in the bucket once all its files are there.
+pub const COMPLETE: &str = ".complete";
 const STATE: &str = ".mirror.json";
 
 /// Whether `rel` is part of the run (not a temporary, a lock, or the mirror's own files).

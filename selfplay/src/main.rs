@@ -197,9 +197,12 @@ fn main() -> Result<()> {
                 device,
             };
             let run = run.open(run::store::Pulls::Models)?;
-            selfplay::roles::self_play_worker(&config, run.path(), &opts, |done| {
-                batches.is_none_or(|b| done < b)
-            })?;
+            run.name_objects(selfplay::roles::self_play_worker(
+                &config,
+                run.path(),
+                &opts,
+                |done| batches.is_none_or(|b| done < b),
+            ))?;
             run.finish()?;
         }
         Cmd::BenchNet {

@@ -5,20 +5,20 @@
 //! before one of them is read.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Seek};
 
 /// Longest npy header read (numpy writes 128 bytes or a few more).
 const MAX_HEADER: usize = 64 * 1024;
 
-/// Every array of the archive at `path` by name (without `.npy`) with the shape its header
-/// declares. Each array's declared data must fit inside its member, and each member inside
-/// the file (so a stored member; compressed ones are not shards'), so that reading any of
-/// them allocates at most the file's size.
-pub fn declared_shapes(path: &Path) -> Result<HashMap<String, Vec<usize>>, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let file_len = file.metadata().map_err(|e| e.to_string())?.len();
+/// Every array of the archive `file` (of `file_len` bytes: a file, or an object read by
+/// ranges) by name (without `.npy`) with the shape its header declares. Each array's declared
+/// data must fit inside its member, and each member inside the file (so a stored member;
+/// compressed ones are not shards'), so that reading any of them allocates at most the file's
+/// size.
+pub fn declared_shapes(
+    file: impl Read + Seek,
+    file_len: u64,
+) -> Result<HashMap<String, Vec<usize>>, String> {
     let mut zip = zip::ZipArchive::new(file).map_err(|e| format!("not an npz archive: {e}"))?;
     let mut shapes = HashMap::new();
     for i in 0..zip.len() {

@@ -24,6 +24,7 @@ use ndarray_npy::{NpzReader, NpzWriter};
 use run::{check_format, format_v1, write_atomic_with, RunDirError, FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 /// One training sample.
@@ -271,23 +272,36 @@ impl PackedInputs {
 
 /// Open a shard and read its metadata; the reader stays open for the arrays.
 fn open_shard(path: &Path) -> Result<(NpzReader<File>, ShardMeta), ShardError> {
+    let name = path.display().to_string();
+    let open = |source| ShardError::Open {
+        path: name.clone(),
+        source,
+    };
+    let file = File::open(path).map_err(open)?;
+    let len = file.metadata().map_err(open)?.len();
+    open_npz(file, len, path)
+}
+
+/// A shard's archive from `reader` (`len` bytes; `name` for errors), its declared shapes
+/// checked against its metadata before any array is read.
+fn open_npz<R: Read + Seek>(
+    mut reader: R,
+    len: u64,
+    name: &Path,
+) -> Result<(NpzReader<R>, ShardMeta), ShardError> {
     let invalid = |msg: String| ShardError::Invalid {
-        path: path.display().to_string(),
+        path: name.display().to_string(),
         msg,
     };
-    let file = File::open(path).map_err(|source| ShardError::Open {
-        path: path.display().to_string(),
-        source,
-    })?;
     // The headers first: no array is read before its declared size is known to fit.
-    let shapes = crate::npz_headers::declared_shapes(path).map_err(invalid)?;
-    let mut npz = NpzReader::new(file).map_err(|e| invalid(e.to_string()))?;
+    let shapes = crate::npz_headers::declared_shapes(&mut reader, len).map_err(invalid)?;
+    let mut npz = NpzReader::new(reader).map_err(|e| invalid(e.to_string()))?;
     let meta_bytes: Array1<u8> = npz
         .by_name("meta")
         .map_err(|e| invalid(format!("meta: {e}")))?;
     let meta: ShardMeta = serde_json::from_slice(meta_bytes.as_slice().unwrap_or(&[]))
         .map_err(|e| invalid(format!("meta: {e}")))?;
-    check_format(path, meta.format)?;
+    check_format(name, meta.format)?;
     check_declared(&shapes, &meta).map_err(invalid)?;
     Ok((npz, meta))
 }
@@ -405,6 +419,16 @@ fn check_targets(s: &Shard, i: usize) -> Result<(), String> {
 /// Read only a shard's metadata (cheap: one small member of the archive).
 pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, ShardError> {
     open_shard(path).map(|(_, meta)| meta)
+}
+
+/// [`read_shard_meta`] of a shard read from `reader` (`len` bytes, e.g. an object of a bucket
+/// read by ranges), named `name` in errors: the same checks, without the arrays.
+pub fn read_shard_meta_from(
+    reader: impl Read + Seek,
+    len: u64,
+    name: &Path,
+) -> Result<ShardMeta, ShardError> {
+    open_npz(reader, len, name).map(|(_, meta)| meta)
 }
 
 /// Read a shard back, checking that its arrays agree with its metadata.

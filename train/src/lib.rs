@@ -11,4 +11,5 @@ pub mod learning;
 pub mod looping;
 pub mod machine;
 pub mod roles;
+pub mod status;
 pub mod window;

@@ -13,6 +13,7 @@ use std::time::Instant;
 use train::config::{Promotion, TrainConfig};
 use train::fit::Trainer;
 use train::roles::{fit_locked, FitTarget, TrainerRounds};
+use train::status::RunReport;
 
 #[derive(Parser)]
 #[command(name = "train", about = "Fit Lifeline Zero networks on self-play data")]
@@ -69,7 +70,8 @@ enum Cmd {
     /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
     /// and the trainer's lag (samples trained against samples generated).
     Status {
-        /// The run: a directory, or `s3://BUCKET/PREFIX` (through a local mirror).
+        /// The run: a directory, or `s3://BUCKET/PREFIX` (read from the bucket: its listing, the
+        /// config, the best pointer, the leases and each shard's metadata, not the shards).
         #[arg(long)]
         run: RunLocation,
         /// Sources seen within this many minutes count as active.
@@ -146,16 +148,25 @@ fn main() -> Result<()> {
             device,
         } => {
             let run = run.open(Pulls::Everything)?;
-            fit(&config, &run.run_dir(), steps, until, &device)?;
+            run.name_objects(fit(&config, &run.run_dir(), steps, until, &device))?;
             Ok(run.finish()?)
         }
         Cmd::Status { run, minutes } => {
             if !(minutes > 0.0 && minutes.is_finite()) {
                 anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
             }
-            let run = run.open(Pulls::Everything)?;
-            print!("{}", status(&run.run_dir(), minutes)?);
-            Ok(run.finish()?)
+            let report = match &run {
+                RunLocation::Dir(dir) => RunReport::of_dir(&RunDir::new(dir))?,
+                RunLocation::Bucket { url } => {
+                    let _log = run::logging::init("status");
+                    RunReport::of_bucket(
+                        url,
+                        &run::location::cache_dir(url).join("status-shards.json"),
+                    )?
+                }
+            };
+            print!("{}", report.render(minutes));
+            Ok(())
         }
         Cmd::Trainer {
             config,
@@ -174,7 +185,7 @@ fn main() -> Result<()> {
                 promote,
                 anneal: None,
             };
-            trainer(&config, &run.run_dir(), &rounds)?;
+            run.name_objects(trainer(&config, &run.run_dir(), &rounds))?;
             Ok(run.finish()?)
         }
         Cmd::Bench {
@@ -220,9 +231,13 @@ fn main() -> Result<()> {
                 iterations,
                 minutes,
             };
-            let done = train::looping::run_loop(&config, &run, !quiet, overrides, |s| {
-                println!("{}", s.line())
-            })?;
+            let done = opened.name_objects(train::looping::run_loop(
+                &config,
+                &run,
+                !quiet,
+                overrides,
+                |s| println!("{}", s.line()),
+            ))?;
             println!(
                 "{} iterations in {:.1} min",
                 done.len(),
@@ -365,102 +380,6 @@ fn fit(
     let mut tb = train::roles::tensorboard(run)?;
     fit_locked(run, &cfg, &train, target, device, true, &mut tb)?;
     Ok(())
-}
-
-/// The report of `train status`.
-fn status(run: &RunDir, minutes: f64) -> Result<String> {
-    use run::ShardSource;
-    use std::collections::BTreeMap;
-    use std::fmt::Write as _;
-    let frozen = run.config();
-    anyhow::ensure!(
-        frozen.is_file(),
-        "{} is not a run (no {})",
-        run.root().display(),
-        frozen.display()
-    );
-    let (cfg, train) = load_config(&frozen)?;
-    let mut s = format!("run {}: {}\n", run.root().display(), cfg.game.label());
-    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-    let newest = run.checkpoints().last().cloned();
-    let best = run.best()?.and_then(|p| name(&p));
-    let _ = writeln!(
-        s,
-        "best {}, newest checkpoint {}",
-        best.as_deref().unwrap_or("none"),
-        newest
-            .as_ref()
-            .and_then(|(_, p)| name(p))
-            .unwrap_or_else(|| "none".into())
-    );
-    for role in Role::ALL {
-        let holder = run.role_holder(role).unwrap_or_else(|| "nobody".into());
-        let _ = writeln!(s, "role {role}: held by {holder}");
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let window = (minutes * 60_000.0) as u128;
-    // Per source: shards, samples, and samples and first time within the window.
-    let mut sources: BTreeMap<ShardSource, (usize, usize, usize, u128, u128)> = BTreeMap::new();
-    let mut generated = 0;
-    for path in run.shards() {
-        let (Some((millis, source)), Ok(meta)) = (
-            RunDir::shard_stamp(&path),
-            selfplay::shard::read_shard_meta(&path),
-        ) else {
-            continue;
-        };
-        generated += meta.samples;
-        let e = sources.entry(source).or_insert((0, 0, 0, u128::MAX, 0));
-        e.0 += 1;
-        e.1 += meta.samples;
-        if now.saturating_sub(millis) <= window {
-            e.2 += meta.samples;
-            e.3 = e.3.min(millis);
-        }
-        e.4 = e.4.max(millis);
-    }
-    let trained = newest.map_or(0, |(step, _)| step as usize * train.batch_size);
-    let _ = writeln!(
-        s,
-        "samples generated {generated}, trained {trained} (ratio {:.2})",
-        trained as f64 / generated.max(1) as f64
-    );
-    let mut loop_shards = (0, 0);
-    for (source, (shards, samples, recent, first, last)) in &sources {
-        match source {
-            ShardSource::Iteration(_) => {
-                loop_shards.0 += shards;
-                loop_shards.1 += samples;
-            }
-            ShardSource::Process { host, pid } => {
-                let ago = now.saturating_sub(*last) as f64 / 1000.0;
-                let rate = if *recent > 0 {
-                    let span = now.saturating_sub(*first).max(1) as f64 / 1000.0;
-                    format!(
-                        "{:.1} samples/s over the last {minutes} min",
-                        *recent as f64 / span
-                    )
-                } else {
-                    "inactive".into()
-                };
-                let _ = writeln!(
-                    s,
-                    "worker pid {pid}{}: {shards} shards, {samples} samples, {rate}, last shard {ago:.0} s ago",
-                    if host.is_empty() { String::new() } else { format!(" on {host}") }
-                );
-            }
-        }
-    }
-    if loop_shards.0 > 0 {
-        let _ = writeln!(
-            s,
-            "loop: {} shards, {} samples",
-            loop_shards.0, loop_shards.1
-        );
-    }
-    Ok(s)
 }
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.

@@ -93,6 +93,21 @@ fn moto(bucket: &str) -> Option<Moto> {
 }
 
 impl Moto {
+    /// Put an object by its raw (percent-encoded) path, as another S3 client could: moto
+    /// checks no signature, and keys our client would refuse to write go in as they are.
+    fn put_raw(&self, path: &str) {
+        let host = self.endpoint.trim_start_matches("http://");
+        let mut c = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            c,
+            "PUT /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        let _ = c.read_to_string(&mut reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "{path}: {reply}");
+    }
+
     /// The client settings of the tests, as the AWS tools' environment variables.
     fn env(&self) -> Vec<(&'static str, String)> {
         vec![
@@ -409,9 +424,26 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
         .unwrap();
     assert!(status.success(), "{stderr}");
 
+    // Objects no role could have written (an empty, `.` or `..` key segment), which
+    // object_store refuses a whole listing page for: every listing below goes on without them.
+    for bad in [
+        "selfplay/%2E%2E/evil",
+        "selfplay/%2E/x",
+        "models//x",
+        "%2E%2E",
+    ] {
+        s3.put_raw(&format!("lifeline-e2e/runs/tiny/{bad}"));
+    }
+
     // Everything is in the bucket: every shard of the worker, whole checkpoints, the best
     // pointer; the trainer released its lease.
     let objects = bucket.list("").unwrap();
+    assert!(
+        objects
+            .keys()
+            .all(|k| !k.contains("..") && !k.contains("//") && !k.contains("/./")),
+        "{objects:?}"
+    );
     let shards: Vec<&String> = objects
         .keys()
         .filter(|k| k.starts_with("selfplay/shard-") && k.ends_with(".npz"))
@@ -446,18 +478,86 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
         batches.len() + 1
     );
 
-    // Status from yet another mirror sees the run.
-    let status = command(env!("CARGO_BIN_EXE_train"), "status")
-        .args(["status", "--run", url])
+    // Status reads the run from the bucket: every shard's samples counted from its metadata,
+    // read by ranges; no shard is fetched, and a second status reads none again.
+    let samples: usize = RunDir::new(&worker_dir)
+        .shards()
+        .iter()
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum();
+    let status = || {
+        let out = command(env!("CARGO_BIN_EXE_train"), "status")
+            .args(["status", "--run", url])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), err)
+    };
+    let (text, said) = status();
+    assert!(
+        text.contains("best 000008, newest checkpoint 000008"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("samples generated {samples}, ")),
+        "{samples} samples: {text}"
+    );
+    assert!(
+        said.contains("is skipped"),
+        "the bad keys were not said: {said}"
+    );
+    let mut cached = Vec::new();
+    walk_files(&dir.join("status"), &mut cached);
+    assert!(
+        cached
+            .iter()
+            .all(|f| !f.ends_with(".npz") && !f.ends_with(".bpk")),
+        "status fetched run files: {cached:?}"
+    );
+    let cache = cached
+        .iter()
+        .find(|f| f.ends_with("status-shards.json"))
+        .expect("status remembers what it read");
+    let written = || std::fs::metadata(cache).unwrap().modified().unwrap();
+    let first = written();
+    let (again, _) = status();
+    let generated = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("samples"))
+            .map(str::to_string)
+    };
+    assert_eq!(generated(&again), generated(&text));
+    assert_eq!(written(), first, "the second status read shards again");
+
+    // An error of a role on a mirrored run names the bucket's object, not the mirror's file.
+    let other = dir.join("other.toml");
+    std::fs::write(&other, format!("{TINY}\n# another config\n")).unwrap();
+    let refused = command(env!("CARGO_BIN_EXE_train"), "other")
+        .args(["trainer", "--config"])
+        .arg(&other)
+        .args(["--run", url])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&status.stdout);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
     assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
+        said.contains(&format!(
+            "{url}/config.toml: the run was started with another config"
+        )),
+        "{said}"
     );
-    assert!(text.contains("000008"), "{text}");
+    assert!(!said.contains("mirror-"), "{said}");
+}
+
+fn walk_files(dir: &Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            walk_files(&e.path(), out);
+        } else {
+            out.push(e.path().display().to_string());
+        }
+    }
 }
 
 #[test]
