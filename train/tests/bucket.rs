@@ -76,14 +76,7 @@ fn moto(bucket: &str) -> Option<Moto> {
     let t0 = Instant::now();
     // Make the bucket with a plain PUT (moto checks no signature); it answers once it is up.
     loop {
-        if let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            write!(
-                c,
-                "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            )
-            .unwrap();
-            let mut reply = String::new();
-            let _ = c.read_to_string(&mut reply);
+        if let Some(reply) = plain_put(&format!("127.0.0.1:{port}"), bucket, "") {
             assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
             return Some(server);
         }
@@ -92,19 +85,27 @@ fn moto(bucket: &str) -> Option<Moto> {
     }
 }
 
+/// A PUT of `body` to `/path` at `host` without a signature (moto checks none), the path sent
+/// as it is: its reply, or `None` while nothing listens there.
+fn plain_put(host: &str, path: &str, body: &str) -> Option<String> {
+    let mut c = std::net::TcpStream::connect(host).ok()?;
+    let length = body.len();
+    write!(
+        c,
+        "PUT /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = c.read_to_string(&mut reply);
+    Some(reply)
+}
+
 impl Moto {
-    /// Put an object by its raw (percent-encoded) path, as another S3 client could: moto
-    /// checks no signature, and keys our client would refuse to write go in as they are.
+    /// Put an object by its raw (percent-encoded) path, as another S3 client could: keys our
+    /// client would refuse to write go in as they are.
     fn put_raw(&self, path: &str) {
         let host = self.endpoint.trim_start_matches("http://");
-        let mut c = std::net::TcpStream::connect(host).unwrap();
-        write!(
-            c,
-            "PUT /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx"
-        )
-        .unwrap();
-        let mut reply = String::new();
-        let _ = c.read_to_string(&mut reply);
+        let reply = plain_put(host, path, "x").expect("moto answers");
         assert!(reply.starts_with("HTTP/1.1 200"), "{path}: {reply}");
     }
 
