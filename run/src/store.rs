@@ -358,22 +358,21 @@ impl Bucket {
     }
 
     /// The object `rel` to read in ranges, as it is asked for (a member of an archive without
-    /// the archive), with its ETag.
-    pub fn reader(&self, rel: &str) -> Result<(ObjectReader<'_>, String), StoreError> {
+    /// the archive).
+    pub fn reader(&self, rel: &str) -> Result<ObjectReader<'_>, StoreError> {
         let key = self.key(rel);
         let meta = self
             .runtime
             .block_on(self.store.head(&key))
             .map_err(|e| self.error("read", rel, e))?;
-        let reader = ObjectReader {
+        Ok(ObjectReader {
             bucket: self,
             key,
             rel: rel.to_string(),
             len: meta.size,
             pos: 0,
             blocks: Vec::new(),
-        };
-        Ok((reader, meta.e_tag.unwrap_or_default()))
+        })
     }
 
     /// The URL of the object `rel` (what an error about it names).
@@ -526,7 +525,6 @@ fn local_stamp(path: &Path) -> Option<(u64, u128)> {
 }
 
 /// The marker that says a checkpoint directory's files are all in the bucket.
-/// The marker a checkpoint directory gets in the bucket once all its files are there.
 pub const COMPLETE: &str = ".complete";
 const STATE: &str = ".mirror.json";
 

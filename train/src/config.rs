@@ -324,13 +324,21 @@ pub struct FullConfig {
     pub text: String,
 }
 
+/// The run and `[train]` tables of config `text`, its errors naming it as `name` (a file, or an
+/// object of a bucket).
+pub fn run_and_train(text: &str, name: &str) -> Result<(RunConfig, TrainConfig)> {
+    let named = |e: String| anyhow::anyhow!("{name}: {e}");
+    let run = RunConfig::parse(text).map_err(named)?;
+    let train = TrainConfig::from_table(&run.table).map_err(named)?;
+    Ok((run, train))
+}
+
 impl FullConfig {
     pub fn load(path: &Path) -> Result<FullConfig> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-        let run = RunConfig::parse(&text).map_err(named)?;
-        let train = TrainConfig::from_table(&run.table).map_err(named)?;
+        let (run, train) = run_and_train(&text, &path.display().to_string())?;
         let eval = EvalConfig::from_table(&run.table).map_err(named)?;
         let looping = LoopConfig::from_table(&run.table).map_err(named)?;
         Ok(FullConfig {

@@ -356,10 +356,9 @@ fn export_onnx(m: &Model, out: &Path) -> Result<usize, String> {
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
-    let cfg = RunConfig::load(path).map_err(anyhow::Error::msg)?;
-    let train = TrainConfig::from_table(&cfg.table)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok((cfg, train))
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    train::config::run_and_train(&text, &path.display().to_string())
 }
 
 fn fit(

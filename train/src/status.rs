@@ -6,13 +6,12 @@
 use anyhow::{Context, Result};
 use run::store::{Bucket, COMPLETE};
 use run::{Role, RunDir, ShardSource};
-use selfplay::config::RunConfig;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::TrainConfig;
+use crate::config::run_and_train;
 
 /// One shard as the status counts it.
 struct ShardEntry {
@@ -32,12 +31,6 @@ pub struct RunReport {
     batch_size: usize,
 }
 
-fn configs(text: &str, name: &str) -> Result<(RunConfig, TrainConfig)> {
-    let cfg = RunConfig::parse(text).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    let train = TrainConfig::from_table(&cfg.table).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-    Ok((cfg, train))
-}
-
 impl RunReport {
     /// The run in directory `run`.
     pub fn of_dir(run: &RunDir) -> Result<RunReport> {
@@ -50,7 +43,7 @@ impl RunReport {
         );
         let text = std::fs::read_to_string(&frozen)
             .with_context(|| format!("cannot read {}", frozen.display()))?;
-        let (cfg, train) = configs(&text, &frozen.display().to_string())?;
+        let (cfg, train) = run_and_train(&text, &frozen.display().to_string())?;
         let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
         let shards = run
             .shards()
@@ -93,7 +86,7 @@ impl RunReport {
             );
         };
         let text = String::from_utf8_lossy(&text);
-        let (cfg, train) = configs(&text, &bucket.object_url("config.toml"))?;
+        let (cfg, train) = run_and_train(&text, &bucket.object_url("config.toml"))?;
         let models = bucket.list("models")?;
         let newest = models
             .keys()
@@ -232,7 +225,7 @@ fn bucket_shards(bucket: &Bucket, cache: &Path) -> Result<Vec<ShardEntry>> {
         let samples = match known.get(&remembered) {
             Some(&n) => n,
             None => {
-                let (reader, _) = bucket.reader(&key)?;
+                let reader = bucket.reader(&key)?;
                 let len = reader.len();
                 let name = PathBuf::from(bucket.object_url(&key));
                 match selfplay::shard::read_shard_meta_from(reader, len, &name) {
