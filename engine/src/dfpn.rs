@@ -136,6 +136,12 @@ pub trait MoveOrder<G>: Send {
     fn priority(&mut self, parent: &G, action: Action, child: &G) -> i32;
 }
 
+impl<G> MoveOrder<G> for Box<dyn MoveOrder<G>> {
+    fn priority(&mut self, parent: &G, action: Action, child: &G) -> i32 {
+        (**self).priority(parent, action, child)
+    }
+}
+
 /// No preference: the rules' order of legal actions.
 pub struct RulesOrder;
 

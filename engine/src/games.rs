@@ -43,6 +43,23 @@ fn options_from_toml<T: DeserializeOwned>(options: toml::Value) -> Result<T, Str
 }
 
 impl GameConfig {
+    /// The game of the command line: a config file's (`--config`), else the JSON (`--game`).
+    pub fn load(config: Option<&std::path::Path>, json: &str) -> anyhow::Result<GameConfig> {
+        use anyhow::Context as _;
+        let Some(p) = config else {
+            return serde_json::from_str(json).context("--game is not a valid game description");
+        };
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let table: toml::Table =
+            toml::from_str(&text).with_context(|| format!("{} is not valid TOML", p.display()))?;
+        let game =
+            GameConfig::from_toml(&table).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        game.start()
+            .with_context(|| format!("{}: [options]", p.display()))?;
+        Ok(game)
+    }
+
     /// The game of a config file: its `game` field and `[options]` table (absent: defaults).
     /// Each game's options are read directly instead of through the tagged enum, which buffers
     /// them and loses the field of an error, so a type error names it:

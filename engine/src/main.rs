@@ -72,32 +72,7 @@ enum SolveCmd {
     /// Prove every class of Black's first turns (after White's swap, where the game has one),
     /// writing each class's certificate to OUT as soon as it is proved; run it again with the
     /// same OUT to resume, or on another machine with `--only`.
-    Openings {
-        /// A game config, e.g. configs/lifeline-5-quick.toml (its `game` and `[options]`).
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// Game as JSON when no config is given.
-        #[arg(long, default_value = r#"{"game":"lifeline","options":{"size":3}}"#)]
-        game: String,
-        /// The folder of the certificates, summary.json and summary.md.
-        #[arg(long)]
-        out: PathBuf,
-        /// Classes proved at once, one solver and table each.
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
-        /// Memory for the tables of all threads together, in MiB.
-        #[arg(long, default_value_t = 1024)]
-        table_mib: usize,
-        /// Give up on a class after this many seconds (0: no limit).
-        #[arg(long, default_value_t = 0.0)]
-        class_seconds: f64,
-        /// Prove only these classes (names as in the summary, e.g. b2+d4); repeatable.
-        #[arg(long)]
-        only: Vec<String>,
-        /// Write certificates without checking them first.
-        #[arg(long)]
-        no_check: bool,
-    },
+    Openings(engine::solve_openings::OpeningsArgs),
     /// How the cost of a proof grows with the moves left: random games walked back from their
     /// end, each position proved by df-pn until one takes longer than the budget; prints the
     /// nodes and seconds by the number of stones still to place (empty cells), the figures to
@@ -131,20 +106,7 @@ enum SolveCmd {
 }
 
 fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
-    match config {
-        Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("cannot read {}", p.display()))?;
-            let table: toml::Table = toml::from_str(&text)
-                .with_context(|| format!("{} is not valid TOML", p.display()))?;
-            let game = GameConfig::from_toml(&table)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            game.start()
-                .with_context(|| format!("{}: [options]", p.display()))?;
-            Ok(game)
-        }
-        None => serde_json::from_str(json).context("--game is not a valid game description"),
-    }
+    GameConfig::load(config.as_deref(), json)
 }
 
 fn symbol(g: &AnyGame, c: engine::Cell) -> char {
@@ -241,36 +203,8 @@ fn main() -> Result<()> {
 
 fn solve(cmd: SolveCmd) -> Result<()> {
     match cmd {
-        SolveCmd::Openings {
-            config,
-            game,
-            out,
-            threads,
-            table_mib,
-            class_seconds,
-            only,
-            no_check,
-        } => {
-            let cfg = load_game(&config, &game)?;
-            if !(class_seconds >= 0.0 && class_seconds.is_finite()) {
-                anyhow::bail!("--class-seconds must be a number of seconds, 0 or more");
-            }
-            let opts = engine::solve_openings::SolveOptions {
-                out,
-                threads: threads.max(1),
-                table_bytes: table_mib.max(1) << 20,
-                class_limits: engine::solve::Limits {
-                    nodes: None,
-                    time: (class_seconds > 0.0)
-                        .then(|| std::time::Duration::from_secs_f64(class_seconds)),
-                },
-                check: !no_check,
-                only,
-                progress: true,
-            };
-            let summary = engine::solve_openings::solve_openings(&cfg, &opts)?;
-            print!("{}", std::fs::read_to_string(opts.out.join("summary.md"))?);
-            println!("{}", summary.verdict);
+        SolveCmd::Openings(args) => {
+            args.run(None)?;
         }
         SolveCmd::Growth {
             config,

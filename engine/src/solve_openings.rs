@@ -9,7 +9,7 @@
 //! rename, so a kill leaves no half file); a later run with the same `OUT` reads those headers
 //! and proves only the rest, so a solve can be killed, resumed, or split across machines.
 
-use crate::dfpn::{Dfpn, StoneOrder, Strategy};
+use crate::dfpn::{Dfpn, MoveOrder, StoneOrder, Strategy};
 use crate::game::{Action, Game, Player};
 use crate::games::{AnyGame, GameConfig};
 use crate::proof::{self, Certificate, Header, ProofError, Search, FORMAT};
@@ -122,6 +122,87 @@ pub struct SolveOptions {
     pub only: Vec<String>,
     /// Show progress bars.
     pub progress: bool,
+    /// Makes each thread's move order; `None`: [`StoneOrder`].
+    pub order: Option<OrderMaker>,
+}
+
+/// Makes one solver thread's move order (each thread needs its own: an order may keep state,
+/// such as a network and its cache of priors).
+#[derive(Clone)]
+pub struct OrderMaker(pub Arc<dyn Fn() -> Box<dyn MoveOrder<AnyGame>> + Send + Sync>);
+
+impl std::fmt::Debug for OrderMaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OrderMaker")
+    }
+}
+
+/// The command line of a solve (`engine solve openings`, and `eval solve`, which adds a
+/// network's move order): one definition for both binaries.
+#[derive(clap::Args, Debug)]
+pub struct OpeningsArgs {
+    /// A game config, e.g. configs/lifeline-5-quick.toml (its `game` and `[options]`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Game as JSON when no config is given.
+    #[arg(long, default_value = r#"{"game":"lifeline","options":{"size":3}}"#)]
+    pub game: String,
+    /// The folder of the certificates, summary.json and summary.md.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Classes proved at once, one solver and table each.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Memory for the tables of all threads together, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub table_mib: usize,
+    /// Give up on a class after this many seconds (0: no limit).
+    #[arg(long, default_value_t = 0.0)]
+    pub class_seconds: f64,
+    /// Prove only these classes (names as in the summary, e.g. b2+d4); repeatable.
+    #[arg(long)]
+    pub only: Vec<String>,
+    /// Write certificates without checking them first.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+impl OpeningsArgs {
+    /// The game and the options these arguments ask for (with [`StoneOrder`]).
+    pub fn options(&self) -> anyhow::Result<(GameConfig, SolveOptions)> {
+        let game = GameConfig::load(self.config.as_deref(), &self.game)?;
+        if !(self.class_seconds >= 0.0 && self.class_seconds.is_finite()) {
+            anyhow::bail!("--class-seconds must be a number of seconds, 0 or more");
+        }
+        let opts = SolveOptions {
+            out: self.out.clone(),
+            threads: self.threads.max(1),
+            table_bytes: self.table_mib.max(1) << 20,
+            class_limits: Limits {
+                nodes: None,
+                time: (self.class_seconds > 0.0)
+                    .then(|| Duration::from_secs_f64(self.class_seconds)),
+            },
+            check: !self.no_check,
+            only: self.only.clone(),
+            progress: true,
+            order: None,
+        };
+        Ok((game, opts))
+    }
+
+    /// Solve with `order` (`None`: [`StoneOrder`]) and print the summary and the verdict.
+    pub fn run(&self, order: Option<OrderMaker>) -> anyhow::Result<Summary> {
+        let (game, opts) = self.options()?;
+        let opts = SolveOptions { order, ..opts };
+        let summary = solve_openings(&game, &opts)?;
+        let md = opts.out.join("summary.md");
+        let text =
+            std::fs::read_to_string(&md).map_err(|source| ProofError::Io { path: md, source })?;
+        print!("{text}");
+        println!("{}", summary.verdict);
+        Ok(summary)
+    }
 }
 
 /// Prove every opening class of `config` (resuming from the certificates already in
@@ -275,8 +356,12 @@ fn new_solver(
     bar: indicatif::ProgressBar,
     current: Arc<Mutex<String>>,
 ) -> Dfpn<AnyGame> {
+    let order = opts.order.as_ref().map_or_else(
+        || Box::new(StoneOrder) as Box<dyn MoveOrder<AnyGame>>,
+        |m| (m.0)(),
+    );
     Dfpn::new(opts.table_bytes / threads)
-        .with_order(StoneOrder)
+        .with_order(order)
         .with_limits(opts.class_limits)
         .with_progress(Duration::from_secs(1), move |p| {
             let rate = p.nodes as f64 / p.seconds.max(1e-9);

@@ -20,6 +20,7 @@ fn options_for(out: PathBuf, only: &[&str]) -> SolveOptions {
         check: true,
         only: only.iter().map(|s| s.to_string()).collect(),
         progress: false,
+        order: None,
     }
 }
 

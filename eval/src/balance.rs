@@ -218,6 +218,70 @@ pub struct KomiCurve {
     pub sampling: String,
 }
 
+/// What a komi curve says of the fair komi, a crossing or a bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FairKomi {
+    /// Black's best crosses one half: where, with its bracket ([`KomiCurve::fair_komi`]).
+    Crossing(Estimate),
+    /// Black's best wins at every komi studied and surely wins up to this one: the fair komi
+    /// lies above it, outside the range (a bound, not a value).
+    Above(u32),
+    /// Black's best loses at every komi studied and surely loses from this one on: the fair
+    /// komi lies below it.
+    Below(u32),
+    /// No crossing, and no komi at which Black's best surely wins or loses.
+    Unknown,
+}
+
+impl std::fmt::Display for FairKomi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FairKomi::Crossing(e) => write!(f, "{:.2} [{:.2}, {:.2}]", e.estimate, e.lo, e.hi),
+            FairKomi::Above(k) => write!(f, "above {k} (Black's best wins at every komi)"),
+            FairKomi::Below(k) => write!(f, "below {k} (Black's best loses at every komi)"),
+            FairKomi::Unknown => write!(f, "no crossing"),
+        }
+    }
+}
+
+impl KomiCurve {
+    /// The fair komi, or the bound the curve gives when Black's best never crosses one half:
+    /// a researcher reads "above 12 at every strength" as an answer, "no crossing" as none.
+    pub fn fair(&self) -> FairKomi {
+        if let Some(e) = self.fair_komi {
+            return FairKomi::Crossing(e);
+        }
+        let sure = |p: &&KomiPoint, won: bool| {
+            let (lo, hi) = p.black.bounds();
+            if won {
+                lo > 0.5
+            } else {
+                hi < 0.5
+            }
+        };
+        let won = |p: &KomiPoint| p.black.estimate >= 0.5;
+        if self.points.iter().all(won) {
+            let last = self
+                .points
+                .iter()
+                .filter(|p| sure(p, true))
+                .map(|p| p.komi)
+                .max();
+            return last.map_or(FairKomi::Unknown, FairKomi::Above);
+        }
+        if !self.points.iter().any(won) {
+            let first = self
+                .points
+                .iter()
+                .filter(|p| sure(p, false))
+                .map(|p| p.komi)
+                .min();
+            return first.map_or(FairKomi::Unknown, FairKomi::Below);
+        }
+        FairKomi::Unknown
+    }
+}
+
 /// Black's best at every komi of `komis` (its opening classes played out, `opts.games` games
 /// each) and the fair komi.
 pub fn komi_study(
@@ -452,6 +516,35 @@ mod tests {
             .map(|k| point(k, Score::of_values(&[1.0], 1)))
             .collect();
         assert!(fair_komi(&won, None).is_none());
+    }
+
+    fn curve(points: Vec<KomiPoint>) -> KomiCurve {
+        KomiCurve {
+            game: "lifeline-4-k0".into(),
+            player: "p".into(),
+            fair_komi: fair_komi(&points, None),
+            points,
+            fit: None,
+            sampling: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_curve_without_a_crossing_bounds_the_fair_komi_by_its_sure_komis() {
+        let at = |k, v: &[f64]| point(k, Score::of_values(v, v.len() as u64));
+        // Won everywhere, surely up to komi 1 only: above 1.
+        let won = curve(vec![at(0, &[1.0]), at(1, &[1.0]), at(2, &[1.0, 1.0, 0.0])]);
+        assert_eq!(won.fair(), FairKomi::Above(1));
+        assert_eq!(
+            won.fair().to_string(),
+            "above 1 (Black's best wins at every komi)"
+        );
+        let lost = curve(vec![at(3, &[0.0, 1.0, 0.0]), at(4, &[0.0]), at(5, &[0.0])]);
+        assert_eq!(lost.fair(), FairKomi::Below(4));
+        // Won everywhere but never surely: no bound.
+        assert_eq!(curve(vec![at(0, &[1.0, 0.0])]).fair(), FairKomi::Unknown);
+        let crossing = curve(vec![at(3, &[1.0]), at(4, &[0.0])]);
+        assert!(matches!(crossing.fair(), FairKomi::Crossing(e) if e.estimate == 3.5));
     }
 
     #[test]

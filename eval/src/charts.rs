@@ -158,12 +158,11 @@ pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
                     .iter()
                     .map(|p| (p.komi as f64 + offset, p.black.as_estimate()))
                     .collect();
-                let label = match curve.fair_komi {
-                    Some(f) => format!(
-                        "{}: fair komi {:.2} [{:.2}, {:.2}]",
-                        curve.player, f.estimate, f.lo, f.hi
-                    ),
-                    None => format!("{}: no crossing", curve.player),
+                let label = match curve.fair() {
+                    f @ crate::balance::FairKomi::Crossing(_) => {
+                        format!("{}: fair komi {f}", curve.player)
+                    }
+                    f => format!("{}: {f}", curve.player),
                 };
                 points_with_intervals(chart, &label, c, &points)?;
                 if let Some(fit) = curve.fit {

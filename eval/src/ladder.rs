@@ -5,14 +5,16 @@
 //! deterministic figure is its own interval) and, with three rungs or more, it did not move the
 //! same way over both of the last two steps. With one rung nothing can be said.
 
-use crate::score::{Estimate, Score};
+use crate::balance::FairKomi;
+use crate::score::Score;
 use serde::{Deserialize, Serialize};
 
 /// One rung's value of a figure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rung {
     pub player: String,
-    /// `None`: the rung has no value of the figure (a curve without a crossing).
+    /// `None`: the rung has no value of the figure, only the bound in `lo` or `hi` when one
+    /// of them is given (a komi curve that never crosses one half), or nothing at all.
     pub estimate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lo: Option<f64>,
@@ -30,18 +32,34 @@ impl Rung {
         }
     }
 
-    pub fn of_estimate(player: &str, e: Option<Estimate>) -> Rung {
-        Rung {
+    /// The fair komi of a curve: its crossing, or the bound a curve without one gives (no
+    /// estimate, and only `lo` or only `hi`: "above 12" is `lo` 12).
+    pub fn of_fair_komi(player: &str, fair: FairKomi) -> Rung {
+        let bound = |lo, hi| Rung {
             player: player.into(),
-            estimate: e.map(|e| e.estimate),
-            lo: e.map(|e| e.lo),
-            hi: e.map(|e| e.hi),
+            estimate: None,
+            lo,
+            hi,
+        };
+        match fair {
+            FairKomi::Crossing(e) => Rung {
+                estimate: Some(e.estimate),
+                ..bound(Some(e.lo), Some(e.hi))
+            },
+            FairKomi::Above(k) => bound(Some(k as f64), None),
+            FairKomi::Below(k) => bound(None, Some(k as f64)),
+            FairKomi::Unknown => bound(None, None),
         }
     }
 
+    /// The range the rung puts the figure in; a bound is open on one side.
     fn bounds(&self) -> Option<(f64, f64)> {
-        let e = self.estimate?;
-        Some((self.lo.unwrap_or(e), self.hi.unwrap_or(e)))
+        match (self.estimate, self.lo, self.hi) {
+            (Some(e), lo, hi) => Some((lo.unwrap_or(e), hi.unwrap_or(e))),
+            (None, Some(lo), None) => Some((lo, f64::INFINITY)),
+            (None, None, Some(hi)) => Some((f64::NEG_INFINITY, hi)),
+            _ => None,
+        }
     }
 }
 
@@ -118,6 +136,8 @@ fn show(r: &Rung) -> String {
     match (r.estimate, r.lo, r.hi) {
         (Some(e), Some(lo), Some(hi)) => format!("{e:.3} [{lo:.3}, {hi:.3}]"),
         (Some(e), _, _) => format!("{e:.3} (deterministic)"),
+        (None, Some(lo), None) => format!("above {lo} (a bound)"),
+        (None, None, Some(hi)) => format!("below {hi} (a bound)"),
         _ => "none".into(),
     }
 }
@@ -166,6 +186,7 @@ pub fn table(figures: &[Convergence]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::score::Estimate;
 
     fn rung(e: f64, lo: f64, hi: f64) -> Rung {
         Rung {
@@ -227,5 +248,24 @@ mod tests {
             ..point(0.0)
         };
         assert!(!convergence("x", vec![point(1.0), none]).converged);
+    }
+
+    #[test]
+    fn bounds_agree_with_what_they_contain() {
+        let above = |k| Rung::of_fair_komi("p", FairKomi::Above(k));
+        let both = convergence("x", vec![above(12), above(12)]);
+        assert!(both.converged && both.why.contains("above 12"), "{both:?}");
+        let crossing = Rung::of_fair_komi(
+            "p",
+            FairKomi::Crossing(Estimate {
+                estimate: 5.5,
+                lo: 5.0,
+                hi: 6.0,
+            }),
+        );
+        assert!(!convergence("x", vec![crossing.clone(), above(12)]).converged);
+        assert!(convergence("x", vec![above(4), crossing]).converged);
+        let unknown = Rung::of_fair_komi("p", FairKomi::Unknown);
+        assert!(!convergence("x", vec![above(12), unknown]).converged);
     }
 }

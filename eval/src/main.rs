@@ -127,6 +127,20 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         game: usize,
     },
+    /// Prove every class of Black's first turns exactly, as `engine solve openings` does (the
+    /// same certificates, resumable the same way), with a network's priors as the solver's move
+    /// order (MoHex's focused df-pn): the answers are the same, only the work changes.
+    Solve {
+        #[command(flatten)]
+        args: engine::solve_openings::OpeningsArgs,
+        /// The checkpoint whose priors order the moves (a directory, or a run's models/best).
+        #[arg(long)]
+        order: PathBuf,
+        /// Ask the network only in positions with at most this many stones (the top of the
+        /// tree, where the order matters most); below, the engine's capture order.
+        #[arg(long)]
+        order_stones: Option<usize>,
+    },
     /// Balance studies: the first player's score, fair komi, the pie table (JSON, SVG and
     /// Markdown in --out).
     Balance {
@@ -372,7 +386,31 @@ fn main() -> Result<()> {
         )?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
+        Command::Solve {
+            args,
+            order,
+            order_stones,
+        } => solve(&args, &order, order_stones)?,
     }
+    Ok(())
+}
+
+/// `eval solve`: the engine's solve with the network of `order` ordering the moves.
+fn solve(
+    args: &engine::solve_openings::OpeningsArgs,
+    order: &Path,
+    order_stones: Option<usize>,
+) -> Result<()> {
+    let (game, _) = args.options()?;
+    let dir = resolve_checkpoint(order).context("--order")?;
+    let (maker, evaluations) =
+        eval::prior_order::order_maker(&dir, &game, order_stones, args.threads)
+            .context("--order")?;
+    args.run(Some(maker))?;
+    println!(
+        "network evaluations: {}",
+        evaluations.load(std::sync::atomic::Ordering::Relaxed)
+    );
     Ok(())
 }
 

@@ -329,7 +329,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 &format!("{}: fair komi", l.run.game.label()),
                 curves
                     .iter()
-                    .map(|c| Rung::of_estimate(&c.player, c.fair_komi))
+                    .map(|c| Rung::of_fair_komi(&c.player, c.fair()))
                     .collect(),
             )];
             let svg = side_by_side(vec![
@@ -496,7 +496,7 @@ fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<lad
         out.push(ladder::convergence(
             &format!("side {side} fair komi"),
             rows()
-                .map(|(p, r)| Rung::of_estimate(p, r.komi.fair_komi))
+                .map(|(p, r)| Rung::of_fair_komi(p, r.komi.fair()))
                 .collect(),
         ));
     }
@@ -874,16 +874,7 @@ At each komi, Black's best opening class played out; the fair komi is where Blac
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {points} |",
-            c.game,
-            c.player,
-            c.fair_komi.map_or("no crossing".into(), |f| format!(
-                "{:.2} [{:.2}, {:.2}]",
-                f.estimate, f.lo, f.hi
-            )),
-        );
+        let _ = writeln!(s, "| {} | {} | {} | {points} |", c.game, c.player, c.fair(),);
     }
     if let Some(rows) = exact {
         let results: Vec<Option<f64>> = rows.iter().map(exact_score).collect();
@@ -922,9 +913,7 @@ fn pie_table_md(tables: &[(String, Vec<PieRow>)], exact: &[ExactRow]) -> String 
     let mut s = String::from("# First player's best by balancing method\n\nUnder a pie the second player wins with perfect play; a pie's fairness is how close its most balanced opening is to even (Black's best after White's reply, one half at best).\n\n| player | side | strong pie (class) | weak pie (class) | fair komi | komi pie at komi k |\n|---|---|---|---|---|---|\n");
     for (player, rows) in tables {
         for r in rows {
-            let fair = r.komi.fair_komi.map_or("no crossing".into(), |f| {
-                format!("{:.2} [{:.2}, {:.2}]", f.estimate, f.lo, f.hi)
-            });
+            let fair = r.komi.fair();
             let at = r
                 .komi_at_fair
                 .as_ref()
