@@ -245,6 +245,24 @@ impl std::fmt::Display for FairKomi {
 }
 
 impl KomiCurve {
+    /// Komis at which Black's best surely wins although it surely lost at a smaller komi. Komi
+    /// only adds to White's options, so Black's best cannot rise with it: each of these is a
+    /// game decided by the players' mistakes, and a fair komi read from such a curve is noise.
+    pub fn reversals(&self) -> Vec<u32> {
+        let mut sorted: Vec<&KomiPoint> = self.points.iter().collect();
+        sorted.sort_by_key(|p| p.komi);
+        let mut lost_before = false;
+        let mut out = Vec::new();
+        for p in sorted {
+            let (lo, hi) = p.black.bounds();
+            if lo > 0.5 && lost_before {
+                out.push(p.komi);
+            }
+            lost_before |= hi < 0.5;
+        }
+        out
+    }
+
     /// The fair komi, or the bound the curve gives when Black's best never crosses one half:
     /// a researcher reads "above 12 at every strength" as an answer, "no crossing" as none.
     pub fn fair(&self) -> FairKomi {
@@ -543,6 +561,14 @@ mod tests {
         assert_eq!(lost.fair(), FairKomi::Below(4));
         // Won everywhere but never surely: no bound.
         assert_eq!(curve(vec![at(0, &[1.0, 0.0])]).fair(), FairKomi::Unknown);
+        let noisy = curve(vec![
+            at(4, &[1.0]),
+            at(5, &[0.0]),
+            at(6, &[1.0]),
+            at(7, &[1.0]),
+        ]);
+        assert_eq!(noisy.reversals(), vec![6, 7]);
+        assert!(won.reversals().is_empty());
         let crossing = curve(vec![at(3, &[1.0]), at(4, &[0.0])]);
         assert!(matches!(crossing.fair(), FairKomi::Crossing(e) if e.estimate == 3.5));
     }

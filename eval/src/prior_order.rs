@@ -183,7 +183,10 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 6, "random games rarely last to a dozen empty cells");
+        assert_eq!(
+            checked, 6,
+            "random games rarely last to a dozen empty cells"
+        );
     }
 
     fn stones(g: &AnyGame) -> usize {

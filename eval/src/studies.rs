@@ -325,12 +325,9 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .iter()
                 .map(|&k| exact_of(&balance::with_komi(&l.run.game, k)?, args))
                 .collect::<Result<Option<Vec<_>>, _>>()?;
-            let ladder = vec![ladder::convergence(
+            let ladder = vec![fair_komi_convergence(
                 &format!("{}: fair komi", l.run.game.label()),
-                curves
-                    .iter()
-                    .map(|c| Rung::of_fair_komi(&c.player, c.fair()))
-                    .collect(),
+                &curves.iter().collect::<Vec<_>>(),
             )];
             let svg = side_by_side(vec![
                 crate::charts::komi_svg(&curves).map_err(EvalError::Config)?,
@@ -493,14 +490,33 @@ fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<lad
                 .map(|(p, r)| Rung::of_score(p, &r.weak.best.black))
                 .collect(),
         ));
-        out.push(ladder::convergence(
+        out.push(fair_komi_convergence(
             &format!("side {side} fair komi"),
-            rows()
-                .map(|(p, r)| Rung::of_fair_komi(p, r.komi.fair()))
-                .collect(),
+            &rows().map(|(_, r)| &r.komi).collect::<Vec<_>>(),
         ));
     }
     out
+}
+
+/// The fair komi by strength (`curves` weakest first). A strongest rung whose curve reverses
+/// ([`KomiCurve::reversals`]) has not converged, whatever the rungs' figures: its crossing
+/// comes from the players' mistakes.
+fn fair_komi_convergence(figure: &str, curves: &[&KomiCurve]) -> ladder::Convergence {
+    let mut c = ladder::convergence(
+        figure,
+        curves
+            .iter()
+            .map(|k| Rung::of_fair_komi(&k.player, k.fair()))
+            .collect(),
+    );
+    let reversals = curves.last().map(|k| k.reversals()).unwrap_or_default();
+    if !reversals.is_empty() {
+        c.converged = false;
+        c.why = format!(
+            "the strongest rung's curve is noisy: Black's best wins again at komi {reversals:?} after a loss"
+        );
+    }
+    c
 }
 
 /// The swap decisions by strength: the share of openings each rung would swap, converged when
@@ -874,7 +890,26 @@ At each komi, Black's best opening class played out; the fair komi is where Blac
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let _ = writeln!(s, "| {} | {} | {} | {points} |", c.game, c.player, c.fair(),);
+        let reversals = c.reversals();
+        let noise = if reversals.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; **noisy**: Black's best wins again at komi {} after a loss at a smaller komi",
+                reversals
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {}{noise} | {points} |",
+            c.game,
+            c.player,
+            c.fair()
+        );
     }
     if let Some(rows) = exact {
         let results: Vec<Option<f64>> = rows.iter().map(exact_score).collect();
