@@ -269,32 +269,26 @@ impl KomiCurve {
         if let Some(e) = self.fair_komi {
             return FairKomi::Crossing(e);
         }
-        let sure = |p: &&KomiPoint, won: bool| {
-            let (lo, hi) = p.black.bounds();
-            if won {
-                lo > 0.5
-            } else {
-                hi < 0.5
-            }
+        // The komis at which Black's best surely wins (or surely loses).
+        let sure = |won: bool| {
+            self.points
+                .iter()
+                .filter(move |p| {
+                    let (lo, hi) = p.black.bounds();
+                    if won {
+                        lo > 0.5
+                    } else {
+                        hi < 0.5
+                    }
+                })
+                .map(|p| p.komi)
         };
         let won = |p: &KomiPoint| p.black.estimate >= 0.5;
         if self.points.iter().all(won) {
-            let last = self
-                .points
-                .iter()
-                .filter(|p| sure(p, true))
-                .map(|p| p.komi)
-                .max();
-            return last.map_or(FairKomi::Unknown, FairKomi::Above);
+            return sure(true).max().map_or(FairKomi::Unknown, FairKomi::Above);
         }
         if !self.points.iter().any(won) {
-            let first = self
-                .points
-                .iter()
-                .filter(|p| sure(p, false))
-                .map(|p| p.komi)
-                .min();
-            return first.map_or(FairKomi::Unknown, FairKomi::Below);
+            return sure(false).min().map_or(FairKomi::Unknown, FairKomi::Below);
         }
         FairKomi::Unknown
     }

@@ -339,3 +339,52 @@ fn the_rater_rates_each_checkpoint_once() {
     assert_eq!(lines(), 2);
     std::fs::remove_dir_all(run.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn solve_proves_with_a_networks_order_and_refuses_a_network_of_another_game() {
+    let (d, _) = setup("solve");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lifeline-3");
+    let game = r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#;
+    let out = d.join("proofs");
+    let (ok, text) = eval(&[
+        "solve",
+        "--game",
+        game,
+        "--only",
+        "c3",
+        "--order",
+        s(&fixtures.join("weak")),
+        // The network near the root only: a debug build evaluates it slowly.
+        "--order-stones",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(ok, "{text}");
+    // The swap wins for White after the centre stone: side 3's weak pie, as the solver says.
+    assert!(
+        text.contains("| c3 | 1 | c3 swap | Proved | white |"),
+        "{text}"
+    );
+    let asked: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("network evaluations: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count of evaluations in {text}"));
+    assert!(asked > 0, "{text}");
+    assert!(out.join("c3.proof").is_file());
+    // The strong network plays another balancing method: refused before any work.
+    let other = d.join("other");
+    let (ok, text) = eval(&[
+        "solve",
+        "--game",
+        game,
+        "--order",
+        s(&fixtures.join("strong")),
+        "--out",
+        s(&other),
+    ]);
+    assert!(!ok && text.contains("--order"), "{text}");
+    assert!(!other.exists(), "nothing written for a refused solve");
+    std::fs::remove_dir_all(d.parent().unwrap()).unwrap();
+}
