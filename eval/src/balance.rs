@@ -244,7 +244,80 @@ impl std::fmt::Display for FairKomi {
     }
 }
 
+/// Whether komi moves a curve's games at all: the played opening classes Black won at the
+/// lowest third of the komis studied against the highest third.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KomiEffect {
+    /// Black's wins and distinct games over the played classes at the low komis, up to `low_komi`.
+    pub low: (f64, u64),
+    pub low_komi: u32,
+    /// The same at the high komis, from `high_komi` on.
+    pub high: (f64, u64),
+    pub high_komi: u32,
+    /// The one-sided two-proportion z statistic of "Black wins less at the high komis".
+    pub z: f64,
+}
+
+impl KomiEffect {
+    /// Komi moves the games when the fall is significant at 95% (one-sided, z >= 1.645).
+    pub fn moves_games(&self) -> bool {
+        self.z >= 1.645
+    }
+}
+
+impl std::fmt::Display for KomiEffect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Black won {:.0} of {} played classes' games at komi {} or less and {:.0} of {} at komi {} or more",
+            self.low.0, self.low.1, self.low_komi, self.high.0, self.high.1, self.high_komi
+        )
+    }
+}
+
 impl KomiCurve {
+    /// What komi does to the games of every class played out, not just the best one: Black's
+    /// best is the best of several games, and when those are coin flips for these players it
+    /// wins at every komi whatever the komi is worth (the best of four coin flips is a win 15
+    /// times in 16). A curve whose classes do not lose more at high komi than at low says
+    /// nothing about the fair komi. `None` with fewer than two komis.
+    pub fn komi_effect(&self) -> Option<KomiEffect> {
+        let mut sorted: Vec<&KomiPoint> = self.points.iter().collect();
+        sorted.sort_by_key(|p| p.komi);
+        let third = sorted.len() / 3;
+        if third == 0 {
+            return None;
+        }
+        let tally = |points: &[&KomiPoint]| {
+            points
+                .iter()
+                .flat_map(|p| p.classes.iter().filter_map(|c| c.played.as_ref()))
+                .fold((0.0, 0), |(w, n), s| {
+                    (
+                        w + s.estimate * s.distinct_games as f64,
+                        n + s.distinct_games,
+                    )
+                })
+        };
+        let (low, high) = (
+            tally(&sorted[..third]),
+            tally(&sorted[sorted.len() - third..]),
+        );
+        let (p1, p2) = (low.0 / low.1.max(1) as f64, high.0 / high.1.max(1) as f64);
+        let pooled = (low.0 + high.0) / (low.1 + high.1).max(1) as f64;
+        let se =
+            (pooled * (1.0 - pooled) * (1.0 / low.1.max(1) as f64 + 1.0 / high.1.max(1) as f64))
+                .sqrt();
+        let z = if se > 0.0 { (p1 - p2) / se } else { 0.0 };
+        Some(KomiEffect {
+            low,
+            low_komi: sorted[third - 1].komi,
+            high,
+            high_komi: sorted[sorted.len() - third].komi,
+            z,
+        })
+    }
+
     /// Komis at which Black's best surely wins although it surely lost at a smaller komi. Komi
     /// only adds to White's options, so Black's best cannot rise with it: each of these is a
     /// game decided by the players' mistakes, and a fair komi read from such a curve is noise.
@@ -541,6 +614,55 @@ mod tests {
         }
     }
 
+    /// A point whose best class wins, among `classes` played classes of which `won` won.
+    fn classes_point(komi: u32, won: usize, classes: usize) -> KomiPoint {
+        let class = |i: usize| OpeningClass {
+            opening: format!("c{i}"),
+            turns: 1,
+            value: 0.0,
+            pruned: false,
+            played: Some(Score::of_values(&[if i < won { 1.0 } else { 0.0 }], 1)),
+        };
+        KomiPoint {
+            classes: (0..classes).map(class).collect(),
+            ..point(komi, Score::of_values(&[1.0], 1))
+        }
+    }
+
+    #[test]
+    fn classes_that_win_as_often_at_every_komi_show_no_effect_of_komi() {
+        // Side 3's curve: most classes win at low komi, none at high.
+        let falls = curve(
+            [
+                (0, 4),
+                (1, 1),
+                (2, 2),
+                (3, 1),
+                (4, 0),
+                (5, 0),
+                (6, 0),
+                (7, 0),
+                (8, 0),
+            ]
+            .map(|(k, won)| classes_point(k, won, 4))
+            .to_vec(),
+        );
+        let e = falls.komi_effect().unwrap();
+        assert!(e.moves_games(), "{e:?}");
+        assert_eq!(
+            (e.low, e.low_komi, e.high, e.high_komi),
+            ((7.0, 12), 2, (0.0, 12), 6)
+        );
+        // Coin flips at every komi: Black's best wins throughout, and says nothing.
+        let flat = curve(
+            [(0, 2), (2, 1), (4, 3), (6, 2), (8, 2), (10, 2), (12, 2)]
+                .map(|(k, won)| classes_point(k, won, 4))
+                .to_vec(),
+        );
+        assert_eq!(flat.fair(), FairKomi::Above(12));
+        assert!(!flat.komi_effect().unwrap().moves_games());
+    }
+
     #[test]
     fn a_curve_without_a_crossing_bounds_the_fair_komi_by_its_sure_komis() {
         let at = |k, v: &[f64]| point(k, Score::of_values(v, v.len() as u64));
@@ -564,6 +686,7 @@ mod tests {
         assert_eq!(noisy.reversals(), vec![6, 7]);
         assert!(won.reversals().is_empty());
         let crossing = curve(vec![at(3, &[1.0]), at(4, &[0.0])]);
+        assert!(crossing.komi_effect().is_none(), "no class played");
         assert!(matches!(crossing.fair(), FairKomi::Crossing(e) if e.estimate == 3.5));
     }
 

@@ -509,11 +509,19 @@ fn fair_komi_convergence(figure: &str, curves: &[&KomiCurve]) -> ladder::Converg
             .map(|k| Rung::of_fair_komi(&k.player, k.fair()))
             .collect(),
     );
-    let reversals = curves.last().map(|k| k.reversals()).unwrap_or_default();
+    let Some(strongest) = curves.last() else {
+        return c;
+    };
+    let reversals = strongest.reversals();
     if !reversals.is_empty() {
         c.converged = false;
         c.why = format!(
             "the strongest rung's curve is noisy: Black's best wins again at komi {reversals:?} after a loss"
+        );
+    } else if let Some(e) = strongest.komi_effect().filter(|e| !e.moves_games()) {
+        c.converged = false;
+        c.why = format!(
+            "komi does not move the strongest rung's games ({e}): its Black's best is the best of coin flips, not an answer"
         );
     }
     c
@@ -891,7 +899,10 @@ At each komi, Black's best opening class played out; the fair komi is where Blac
             .collect::<Vec<_>>()
             .join("; ");
         let reversals = c.reversals();
-        let noise = if reversals.is_empty() {
+        let flat = c.komi_effect().filter(|e| !e.moves_games());
+        let noise = if let Some(e) = flat {
+            format!("; **flat**: komi does not move these games ({e})")
+        } else if reversals.is_empty() {
             String::new()
         } else {
             format!(
