@@ -498,9 +498,9 @@ fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<lad
     out
 }
 
-/// The fair komi by strength (`curves` weakest first). A strongest rung whose curve reverses
-/// ([`KomiCurve::reversals`]) has not converged, whatever the rungs' figures: its crossing
-/// comes from the players' mistakes.
+/// The fair komi by strength (`curves` weakest first). Where either of the two strongest rungs
+/// has a curve that reverses ([`KomiCurve::reversals`]) or that komi does not move
+/// ([`KomiCurve::komi_effect`]), their agreement says nothing: the figure has not converged.
 fn fair_komi_convergence(figure: &str, curves: &[&KomiCurve]) -> ladder::Convergence {
     let mut c = ladder::convergence(
         figure,
@@ -509,20 +509,24 @@ fn fair_komi_convergence(figure: &str, curves: &[&KomiCurve]) -> ladder::Converg
             .map(|k| Rung::of_fair_komi(&k.player, k.fair()))
             .collect(),
     );
-    let Some(strongest) = curves.last() else {
-        return c;
-    };
-    let reversals = strongest.reversals();
-    if !reversals.is_empty() {
+    for k in curves.iter().rev().take(2) {
+        let reversals = k.reversals();
+        let why = if !reversals.is_empty() {
+            format!(
+                "{}'s curve is noisy: Black's best wins again at komi {reversals:?} after a loss",
+                k.player
+            )
+        } else if let Some(e) = k.komi_effect().filter(|e| !e.moves_games()) {
+            format!(
+                "komi does not move {}'s games ({e}): its Black's best is the best of coin flips, not an answer",
+                k.player
+            )
+        } else {
+            continue;
+        };
         c.converged = false;
-        c.why = format!(
-            "the strongest rung's curve is noisy: Black's best wins again at komi {reversals:?} after a loss"
-        );
-    } else if let Some(e) = strongest.komi_effect().filter(|e| !e.moves_games()) {
-        c.converged = false;
-        c.why = format!(
-            "komi does not move the strongest rung's games ({e}): its Black's best is the best of coin flips, not an answer"
-        );
+        c.why = why;
+        break;
     }
     c
 }
@@ -981,6 +985,43 @@ fn pie_table_md(tables: &[(String, Vec<PieRow>)], exact: &[ExactRow]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A curve whose best class wins at every komi; at komi k, `won[k]` of 4 played classes won.
+    fn curve(player: &str, won: &[usize]) -> KomiCurve {
+        let score = |x: f64| serde_json::json!({"estimate": x, "games": 1, "distinct_games": 1});
+        let points: Vec<_> = won
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| {
+                let classes: Vec<_> = (0..4)
+                    .map(|i| serde_json::json!({"opening": format!("c{i}"), "turns": 1, "value": 0.0,
+                        "pruned": false, "played": score(if i < w { 1.0 } else { 0.0 })}))
+                    .collect();
+                serde_json::json!({"komi": k, "black": score(1.0), "best": "c0", "classes": classes})
+            })
+            .collect();
+        serde_json::from_value(
+            serde_json::json!({"game": "g", "player": player, "points": points,
+            "fit": null, "fair_komi": null, "sampling": ""}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn two_rungs_above_the_range_agree_only_when_komi_moves_both_rungs_games() {
+        let moving = [4, 3, 3, 2, 1, 1, 1, 1, 1];
+        let flat = [2, 2, 2, 2, 2, 2, 2, 2, 2];
+        let judge = |a: &[usize], b: &[usize]| {
+            let (a, b) = (curve("a", a), curve("b", b));
+            fair_komi_convergence("fair komi", &[&a, &b])
+        };
+        let both = judge(&moving, &moving);
+        assert!(both.converged, "{both:?}");
+        assert!(both.why.contains("above 8"), "{both:?}");
+        for c in [judge(&flat, &moving), judge(&moving, &flat)] {
+            assert!(!c.converged && c.why.contains("coin flips"), "{c:?}");
+        }
+    }
 
     fn row(winning: &[&str], swap: &[&str]) -> ExactRow {
         ExactRow {
