@@ -345,21 +345,23 @@ fn solve_proves_with_a_networks_order_and_refuses_a_network_of_another_game() {
     let (d, _) = setup("solve");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lifeline-3");
     let game = r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#;
+    let solve = |network: &str, out: &Path, more: &[&str]| {
+        let order = fixtures.join(network);
+        let mut args = vec![
+            "solve",
+            "--game",
+            game,
+            "--order",
+            s(&order),
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(more);
+        eval(&args)
+    };
     let out = d.join("proofs");
-    let (ok, text) = eval(&[
-        "solve",
-        "--game",
-        game,
-        "--only",
-        "c3",
-        "--order",
-        s(&fixtures.join("weak")),
-        // The network near the root only: a debug build evaluates it slowly.
-        "--order-stones",
-        "2",
-        "--out",
-        s(&out),
-    ]);
+    // The network near the root only: a debug build evaluates it slowly.
+    let (ok, text) = solve("weak", &out, &["--only", "c3", "--order-stones", "2"]);
     assert!(ok, "{text}");
     // The swap wins for White after the centre stone: side 3's weak pie, as the solver says.
     assert!(
@@ -375,15 +377,7 @@ fn solve_proves_with_a_networks_order_and_refuses_a_network_of_another_game() {
     assert!(out.join("c3.proof").is_file());
     // The strong network plays another balancing method: refused before any work.
     let other = d.join("other");
-    let (ok, text) = eval(&[
-        "solve",
-        "--game",
-        game,
-        "--order",
-        s(&fixtures.join("strong")),
-        "--out",
-        s(&other),
-    ]);
+    let (ok, text) = solve("strong", &other, &[]);
     assert!(!ok && text.contains("--order"), "{text}");
     assert!(!other.exists(), "nothing written for a refused solve");
     std::fs::remove_dir_all(d.parent().unwrap()).unwrap();
