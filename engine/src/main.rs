@@ -105,10 +105,6 @@ enum SolveCmd {
     },
 }
 
-fn load_game(config: &Option<PathBuf>, json: &str) -> Result<GameConfig> {
-    GameConfig::load(config.as_deref(), json)
-}
-
 fn symbol(g: &AnyGame, c: engine::Cell) -> char {
     let (black, white) = (g.stones(Player::Black), g.stones(Player::White));
     if black.contains(c as usize) {
@@ -129,7 +125,7 @@ fn main() -> Result<()> {
             seed,
             record,
         } => {
-            let cfg = load_game(&config, &game)?;
+            let cfg = GameConfig::load(config.as_deref(), &game)?;
             let mut g = cfg.start().context("--game")?;
             let start = g.clone();
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -214,7 +210,7 @@ fn solve(cmd: SolveCmd) -> Result<()> {
             seconds,
             table_mib,
         } => {
-            let cfg = load_game(&config, &game)?;
+            let cfg = GameConfig::load(config.as_deref(), &game)?;
             let start = cfg.start().context("--game")?;
             growth(&start, games, seed, seconds, table_mib << 20);
         }

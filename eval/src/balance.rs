@@ -202,6 +202,25 @@ pub struct KomiPoint {
     pub classes: Vec<OpeningClass>,
 }
 
+impl KomiPoint {
+    /// Black's best wins here beyond its interval (a deterministic win counts).
+    fn surely_won(&self) -> bool {
+        self.black.bounds().0 > 0.5
+    }
+
+    /// Black's best loses here beyond its interval.
+    fn surely_lost(&self) -> bool {
+        self.black.bounds().1 < 0.5
+    }
+}
+
+/// `points` by komi, smallest first.
+fn by_komi(points: &[KomiPoint]) -> Vec<&KomiPoint> {
+    let mut sorted: Vec<&KomiPoint> = points.iter().collect();
+    sorted.sort_by_key(|p| p.komi);
+    sorted
+}
+
 /// One player's komi curve for one game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KomiCurve {
@@ -282,8 +301,7 @@ impl KomiCurve {
     /// times in 16). A curve whose classes do not lose more at high komi than at low says
     /// nothing about the fair komi. `None` with fewer than two komis.
     pub fn komi_effect(&self) -> Option<KomiEffect> {
-        let mut sorted: Vec<&KomiPoint> = self.points.iter().collect();
-        sorted.sort_by_key(|p| p.komi);
+        let sorted = by_komi(&self.points);
         let third = sorted.len() / 3;
         if third == 0 {
             return None;
@@ -322,16 +340,13 @@ impl KomiCurve {
     /// only adds to White's options, so Black's best cannot rise with it: each of these is a
     /// game decided by the players' mistakes, and a fair komi read from such a curve is noise.
     pub fn reversals(&self) -> Vec<u32> {
-        let mut sorted: Vec<&KomiPoint> = self.points.iter().collect();
-        sorted.sort_by_key(|p| p.komi);
         let mut lost_before = false;
         let mut out = Vec::new();
-        for p in sorted {
-            let (lo, hi) = p.black.bounds();
-            if lo > 0.5 && lost_before {
+        for p in by_komi(&self.points) {
+            if p.surely_won() && lost_before {
                 out.push(p.komi);
             }
-            lost_before |= hi < 0.5;
+            lost_before |= p.surely_lost();
         }
         out
     }
@@ -342,26 +357,19 @@ impl KomiCurve {
         if let Some(e) = self.fair_komi {
             return FairKomi::Crossing(e);
         }
-        // The komis at which Black's best surely wins (or surely loses).
-        let sure = |won: bool| {
-            self.points
-                .iter()
-                .filter(move |p| {
-                    let (lo, hi) = p.black.bounds();
-                    if won {
-                        lo > 0.5
-                    } else {
-                        hi < 0.5
-                    }
-                })
-                .map(|p| p.komi)
-        };
         let won = |p: &KomiPoint| p.black.estimate >= 0.5;
+        let komis = |sure: fn(&KomiPoint) -> bool| {
+            self.points.iter().filter(move |p| sure(p)).map(|p| p.komi)
+        };
         if self.points.iter().all(won) {
-            return sure(true).max().map_or(FairKomi::Unknown, FairKomi::Above);
+            return komis(KomiPoint::surely_won)
+                .max()
+                .map_or(FairKomi::Unknown, FairKomi::Above);
         }
         if !self.points.iter().any(won) {
-            return sure(false).min().map_or(FairKomi::Unknown, FairKomi::Below);
+            return komis(KomiPoint::surely_lost)
+                .min()
+                .map_or(FairKomi::Unknown, FairKomi::Below);
         }
         FairKomi::Unknown
     }
@@ -421,8 +429,7 @@ pub fn komi_study(
 /// komi grows, so where every komi's interval holds its score, the crossing lies between them.
 /// On a side the range has no such komi, the logistic fit's delta-method bound stands in.
 fn fair_komi(points: &[KomiPoint], logistic: Option<Estimate>) -> Option<Estimate> {
-    let mut sorted: Vec<&KomiPoint> = points.iter().collect();
-    sorted.sort_by_key(|p| p.komi);
+    let sorted = by_komi(points);
     let cross = sorted.windows(2).find_map(|w| {
         let (x, y) = (w[0].black.estimate, w[1].black.estimate);
         (x >= 0.5 && y < 0.5).then(|| {
@@ -433,11 +440,11 @@ fn fair_komi(points: &[KomiPoint], logistic: Option<Estimate>) -> Option<Estimat
     let surely_wins = sorted
         .iter()
         .rev()
-        .find(|p| p.komi as f64 <= cross && p.black.bounds().0 > 0.5)
+        .find(|p| p.komi as f64 <= cross && p.surely_won())
         .map(|p| p.komi as f64);
     let surely_loses = sorted
         .iter()
-        .find(|p| p.komi as f64 >= cross && p.black.bounds().1 < 0.5)
+        .find(|p| p.komi as f64 >= cross && p.surely_lost())
         .map(|p| p.komi as f64);
     let lo = surely_wins.or(logistic.map(|l| l.lo.min(cross)))?;
     let hi = surely_loses.or(logistic.map(|l| l.hi.max(cross)))?;
