@@ -41,6 +41,7 @@ pub mod proof;
 pub mod record;
 pub mod soak;
 pub mod solve;
+pub mod solve_growth;
 pub mod solve_openings;
 pub mod square;
 pub mod testing;

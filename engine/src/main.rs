@@ -95,8 +95,19 @@ enum SolveCmd {
         /// Give up on a game's walk after a position takes this long.
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
+        /// Each thread's table, in MiB.
         #[arg(long, default_value_t = 1024)]
         table_mib: usize,
+        /// End every walk this many seconds after the start (0: no limit), so that a run of
+        /// fixed length still prints its fit.
+        #[arg(long, default_value_t = 0.0)]
+        deadline_seconds: f64,
+        /// Games walked at once, one solver and table each.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Plain df-pn (new positions at proof and disproof numbers of 1), to compare.
+        #[arg(long)]
+        no_mobility: bool,
     },
     /// Verify certificates without search, using only the rules.
     Check {
@@ -209,10 +220,29 @@ fn solve(cmd: SolveCmd) -> Result<()> {
             seed,
             seconds,
             table_mib,
+            deadline_seconds,
+            threads,
+            no_mobility,
         } => {
             let cfg = GameConfig::load(config.as_deref(), &game)?;
             let start = cfg.start().context("--game")?;
-            growth(&start, games, seed, seconds, table_mib << 20);
+            if !(seconds > 0.0 && seconds.is_finite()) {
+                anyhow::bail!("--seconds must be a number of seconds above 0");
+            }
+            if !(deadline_seconds >= 0.0 && deadline_seconds.is_finite()) {
+                anyhow::bail!("--deadline-seconds must be a number of seconds, 0 or more");
+            }
+            let walk = engine::solve_growth::Walk {
+                games,
+                seed,
+                seconds,
+                deadline: (deadline_seconds > 0.0)
+                    .then(|| std::time::Duration::from_secs_f64(deadline_seconds)),
+                threads: threads.max(1),
+                table_bytes: table_mib.max(1) << 20,
+                mobility: !no_mobility,
+            };
+            growth(&start, walk);
         }
         SolveCmd::Check { proofs } => {
             let mut failed = 0;
@@ -242,40 +272,49 @@ fn solve(cmd: SolveCmd) -> Result<()> {
     Ok(())
 }
 
-fn growth(start: &AnyGame, games: usize, seed: u64, seconds: f64, table_bytes: usize) {
-    use engine::dfpn::{Dfpn, StoneOrder};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let limits = engine::solve::Limits {
-        nodes: None,
-        time: Some(std::time::Duration::from_secs_f64(seconds)),
-    };
-    println!("game\tply\tempty\twinner\tnodes\tseconds\tnodes_per_s");
-    for game in 0..games {
-        let line = engine::playout::random_line(start, &mut rng);
-        // A fresh table per game, so that each game's figures are its own.
-        let mut dfpn = Dfpn::new(table_bytes)
-            .with_order(StoneOrder)
-            .with_limits(limits);
-        for g in line.iter().rev().skip(1) {
-            let p = dfpn.prove(g);
-            let stones = (g.stones(Player::Black) | g.stones(Player::White)).len();
-            let empty = g.board().num_cells() - stones;
-            let winner = match p.wins {
-                Some(true) => g.to_move().to_string(),
-                Some(false) => g.to_move().opponent().to_string(),
-                None => "unknown".into(),
-            };
-            println!(
-                "{game}\t{}\t{empty}\t{winner}\t{}\t{:.2}\t{:.0}",
-                g.ply(),
-                p.nodes,
-                p.seconds,
-                p.nodes as f64 / p.seconds.max(1e-9)
-            );
-            if p.wins.is_none() {
-                break;
-            }
-        }
+fn growth(start: &AnyGame, plan: engine::solve_growth::Walk) {
+    use engine::solve_growth::{walk, GrowthFit};
+    println!("game\tply\tempty\twinner\tnodes\tstrategy\tseconds\tnodes_per_s");
+    let rows = walk(start, plan, |r| {
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+        println!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{:.2}\t{:.0}",
+            r.game,
+            r.ply,
+            r.empty,
+            or_dash(r.winner.map(|w| w.to_string())),
+            r.nodes,
+            or_dash(r.strategy.map(|s| s.to_string())),
+            r.seconds,
+            r.nodes as f64 / r.seconds.max(1e-9)
+        );
+    });
+    let fit = GrowthFit::of(&rows);
+    let (nodes, seconds) = rows
+        .iter()
+        .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
+    let rate = nodes as f64 / f64::max(seconds, 1e-9);
+    // The position after Black's first stone (and White's swap, where there is one).
+    let opening = start.board().num_cells() - 1;
+    let years = |n: f64| n / rate / (365.25 * 86_400.0);
+    match fit.nodes {
+        Some(f) => println!(
+            "nodes: x{:.2} per empty cell ({} positions of at least {} nodes); at {opening} empty cells about {:.1e} nodes, {:.1e} years of one thread at its {rate:.0} nodes/s",
+            f.factor,
+            f.points,
+            engine::solve_growth::FIT_MIN_NODES,
+            f.at(opening as f64),
+            years(f.at(opening as f64))
+        ),
+        None => println!("nodes: too few positions to fit"),
+    }
+    match fit.strategy {
+        Some(f) => println!(
+            "strategy: x{:.2} per empty cell; at {opening} empty cells about {:.1e} positions in a certificate",
+            f.factor,
+            f.at(opening as f64)
+        ),
+        None => println!("strategy: too few positions to fit"),
     }
 }
 

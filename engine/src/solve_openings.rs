@@ -124,6 +124,8 @@ pub struct SolveOptions {
     pub progress: bool,
     /// Makes each thread's move order; `None`: [`StoneOrder`].
     pub order: Option<OrderMaker>,
+    /// New children start from their mobility ([`Dfpn::with_mobility`]).
+    pub mobility: bool,
 }
 
 /// Makes one solver thread's move order (each thread needs its own: an order may keep state,
@@ -165,6 +167,10 @@ pub struct OpeningsArgs {
     /// Write certificates without checking them first.
     #[arg(long)]
     pub no_check: bool,
+    /// Start new positions at proof and disproof numbers of 1 (plain df-pn) instead of their
+    /// mobility: the solver before mobility, to compare.
+    #[arg(long)]
+    pub no_mobility: bool,
 }
 
 impl OpeningsArgs {
@@ -187,6 +193,7 @@ impl OpeningsArgs {
             only: self.only.clone(),
             progress: true,
             order: None,
+            mobility: !self.no_mobility,
         };
         Ok((game, opts))
     }
@@ -362,6 +369,7 @@ fn new_solver(
     );
     Dfpn::new(opts.table_bytes / threads)
         .with_order(order)
+        .with_mobility(opts.mobility)
         .with_limits(opts.class_limits)
         .with_progress(Duration::from_secs(1), move |p| {
             let rate = p.nodes as f64 / p.seconds.max(1e-9);

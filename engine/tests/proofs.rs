@@ -21,6 +21,7 @@ fn options_for(out: PathBuf, only: &[&str]) -> SolveOptions {
         only: only.iter().map(|s| s.to_string()).collect(),
         progress: false,
         order: None,
+        mobility: true,
     }
 }
 
