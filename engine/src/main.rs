@@ -7,7 +7,7 @@ use engine::games::{AnyGame, GameConfig};
 use engine::record::GameRecord;
 use engine::{Game, Player};
 use rand::{Rng, SeedableRng};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -108,6 +108,14 @@ enum SolveCmd {
         /// Plain df-pn (new positions at proof and disproof numbers of 1), to compare.
         #[arg(long)]
         no_mobility: bool,
+        /// Also write growth.json (every row, the fits, the extrapolation) and growth.svg (the
+        /// rows and the fitted lines) into this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Walk nothing: fit the rows of earlier runs' output (this command's table, from
+        /// one machine or several); repeatable.
+        #[arg(long)]
+        rows: Vec<PathBuf>,
     },
     /// Verify certificates without search, using only the rules.
     Check {
@@ -223,6 +231,8 @@ fn solve(cmd: SolveCmd) -> Result<()> {
             deadline_seconds,
             threads,
             no_mobility,
+            out,
+            rows,
         } => {
             let cfg = GameConfig::load(config.as_deref(), &game)?;
             let start = cfg.start().context("--game")?;
@@ -242,7 +252,7 @@ fn solve(cmd: SolveCmd) -> Result<()> {
                 table_bytes: table_mib.max(1) << 20,
                 mobility: !no_mobility,
             };
-            growth(&start, walk);
+            growth(&start, walk, &rows, out.as_deref())?;
         }
         SolveCmd::Check { proofs } => {
             let mut failed = 0;
@@ -272,50 +282,79 @@ fn solve(cmd: SolveCmd) -> Result<()> {
     Ok(())
 }
 
-fn growth(start: &AnyGame, plan: engine::solve_growth::Walk) {
-    use engine::solve_growth::{walk, GrowthFit};
+fn growth(
+    start: &AnyGame,
+    plan: engine::solve_growth::Walk,
+    earlier: &[PathBuf],
+    out: Option<&Path>,
+) -> Result<()> {
+    use engine::solve_growth::{parse_rows, walk, GrowthReport};
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if !earlier.is_empty() {
+        let mut rows = Vec::new();
+        for path in earlier {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let parsed =
+                parse_rows(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            if parsed.is_empty() {
+                anyhow::bail!("{}: no rows of `solve growth`'s table", path.display());
+            }
+            rows.extend(parsed);
+        }
+        return report_growth(GrowthReport::new(rows, start.board().num_cells() - 1), out);
+    }
     println!("game\tply\tempty\twinner\tnodes\tstrategy\tseconds\tnodes_per_s");
     let rows = walk(start, plan, |r| {
-        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+        let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
         println!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{:.2}\t{:.0}",
             r.game,
             r.ply,
             r.empty,
-            or_dash(r.winner.map(|w| w.to_string())),
+            or_unknown(r.winner.map(|w| w.to_string())),
             r.nodes,
-            or_dash(r.strategy.map(|s| s.to_string())),
+            or_unknown(r.strategy.map(|s| s.to_string())),
             r.seconds,
             r.nodes as f64 / r.seconds.max(1e-9)
         );
     });
-    let fit = GrowthFit::of(&rows);
-    let (nodes, seconds) = rows
-        .iter()
-        .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
-    let rate = nodes as f64 / f64::max(seconds, 1e-9);
     // The position after Black's first stone (and White's swap, where there is one).
-    let opening = start.board().num_cells() - 1;
+    report_growth(GrowthReport::new(rows, start.board().num_cells() - 1), out)
+}
+
+fn report_growth(report: engine::solve_growth::GrowthReport, out: Option<&Path>) -> Result<()> {
+    use engine::solve_growth::FIT_MIN_NODES;
+    let (opening, rate) = (report.opening_empty, report.nodes_per_second);
     let years = |n: f64| n / rate / (365.25 * 86_400.0);
-    match fit.nodes {
-        Some(f) => println!(
-            "nodes: x{:.2} per empty cell ({} positions of at least {} nodes); at {opening} empty cells about {:.1e} nodes, {:.1e} years of one thread at its {rate:.0} nodes/s",
+    match (report.fit.nodes, report.opening_nodes) {
+        (Some(f), Some(n)) => println!(
+            "nodes: x{:.2} per empty cell ({} positions of at least {FIT_MIN_NODES} nodes); at {opening} empty cells about {n:.1e} nodes, {:.1e} years of one thread at its {rate:.0} nodes/s",
             f.factor,
             f.points,
-            engine::solve_growth::FIT_MIN_NODES,
-            f.at(opening as f64),
-            years(f.at(opening as f64))
+            years(n)
         ),
-        None => println!("nodes: too few positions to fit"),
+        _ => println!("nodes: too few positions to fit"),
     }
-    match fit.strategy {
-        Some(f) => println!(
-            "strategy: x{:.2} per empty cell; at {opening} empty cells about {:.1e} positions in a certificate",
-            f.factor,
-            f.at(opening as f64)
+    match (report.fit.strategy, report.opening_strategy) {
+        (Some(f), Some(n)) => println!(
+            "strategy: x{:.2} per empty cell; at {opening} empty cells about {n:.1e} positions in a certificate",
+            f.factor
         ),
-        None => println!("strategy: too few positions to fit"),
+        _ => println!("strategy: too few positions to fit"),
     }
+    if let Some(dir) = out {
+        let write = |name: &str, text: String| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+        };
+        write("growth.json", serde_json::to_string_pretty(&report)?)?;
+        write("growth.svg", report.svg())?;
+        println!("wrote {}/growth.json and growth.svg", dir.display());
+    }
+    Ok(())
 }
 
 fn soak(opts: &engine::soak::SoakOptions) -> Result<()> {

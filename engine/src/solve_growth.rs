@@ -95,6 +95,155 @@ impl GrowthFit {
     }
 }
 
+/// A walk's rows, fits and extrapolation: what `engine solve growth --out` writes as JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrowthReport {
+    pub rows: Vec<GrowthRow>,
+    pub fit: GrowthFit,
+    /// Empty cells of the position a whole solve starts from (after Black's first stone).
+    pub opening_empty: usize,
+    /// Nodes per second of one thread over the walk.
+    pub nodes_per_second: f64,
+    /// The fits at `opening_empty`.
+    pub opening_nodes: Option<f64>,
+    pub opening_strategy: Option<f64>,
+}
+
+impl GrowthReport {
+    pub fn new(rows: Vec<GrowthRow>, opening_empty: usize) -> GrowthReport {
+        let fit = GrowthFit::of(&rows);
+        let (nodes, seconds) = rows
+            .iter()
+            .fold((0, 0.0), |(n, s), r| (n + r.nodes, s + r.seconds));
+        GrowthReport {
+            opening_nodes: fit.nodes.map(|f| f.at(opening_empty as f64)),
+            opening_strategy: fit.strategy.map(|f| f.at(opening_empty as f64)),
+            nodes_per_second: nodes as f64 / f64::max(seconds, 1e-9),
+            rows,
+            fit,
+            opening_empty,
+        }
+    }
+
+    /// The proved positions' nodes and strategies against their empty cells on a logarithmic
+    /// scale, with the fitted lines drawn on to the opening.
+    pub fn svg(&self) -> String {
+        const W: f64 = 640.0;
+        const H: f64 = 400.0;
+        const LEFT: f64 = 60.0;
+        const BOTTOM: f64 = 40.0;
+        let proved: Vec<&GrowthRow> = self.rows.iter().filter(|r| r.winner.is_some()).collect();
+        let top = [self.opening_nodes, self.opening_strategy]
+            .into_iter()
+            .flatten()
+            .chain(proved.iter().map(|r| r.nodes as f64))
+            .fold(10.0, f64::max)
+            .log10()
+            .ceil();
+        let x_max = self.opening_empty.max(1) as f64;
+        let x = |empty: f64| LEFT + empty / x_max * (W - LEFT - 20.0);
+        let y = |v: f64| H - BOTTOM - v.max(1.0).log10() / top * (H - BOTTOM - 20.0);
+        let mut out = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+             <text x=\"{LEFT}\" y=\"14\">df-pn nodes (blue), winner's strategy (orange); dashed: fits over positions of {FIT_MIN_NODES}+ nodes</text>\n"
+        );
+        for decade in 0..=top as i32 {
+            let yy = y(10f64.powi(decade));
+            out += &format!(
+                "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" stroke=\"#ddd\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">1e{decade}</text>\n",
+                W - 20.0,
+                LEFT - 4.0,
+                yy + 4.0
+            );
+        }
+        for empty in (0..=self.opening_empty).step_by(4) {
+            let xx = x(empty as f64);
+            out += &format!(
+                "<text x=\"{xx:.1}\" y=\"{}\" text-anchor=\"middle\">{empty}</text>\n",
+                H - BOTTOM + 16.0
+            );
+        }
+        out += &format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">empty cells</text>\n",
+            (LEFT + W) / 2.0,
+            H - 6.0
+        );
+        type Value = fn(&GrowthRow) -> Option<f64>;
+        let nodes: Value = |r| Some(r.nodes as f64);
+        let strategy: Value = |r| r.strategy.map(|s| s as f64);
+        let series = [
+            ("#1f77b4", self.fit.nodes, nodes),
+            ("#ff7f0e", self.fit.strategy, strategy),
+        ];
+        for (colour, fit, value) in series {
+            for r in &proved {
+                // Positions the fit leaves out are drawn faintly.
+                let opacity = if r.nodes >= FIT_MIN_NODES { 0.6 } else { 0.15 };
+                if let Some(v) = value(r) {
+                    out += &format!(
+                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\" fill-opacity=\"{opacity}\"/>\n",
+                        x(r.empty as f64),
+                        y(v)
+                    );
+                }
+            }
+            if let Some(f) = fit {
+                let from = proved.iter().map(|r| r.empty).min().unwrap_or(0) as f64;
+                out += &format!(
+                    "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{colour}\" stroke-dasharray=\"5,3\"/>\n",
+                    x(from),
+                    y(f.at(from)),
+                    x(x_max),
+                    y(f.at(x_max))
+                );
+            }
+        }
+        out + "</svg>\n"
+    }
+}
+
+/// The rows of `engine solve growth`'s table (its header, other lines and its fits are
+/// skipped), to fit runs made apart, on one machine or several.
+pub fn parse_rows(text: &str) -> Result<Vec<GrowthRow>, String> {
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() != 8 || fields[0] == "game" {
+            continue;
+        }
+        let bad = |what: &str| format!("line {}: {what} is not a number: {line:?}", i + 1);
+        let number = |k: usize, what: &str| fields[k].parse::<u64>().map_err(|_| bad(what));
+        rows.push(GrowthRow {
+            game: number(0, "game")? as usize,
+            ply: number(1, "ply")? as u32,
+            empty: number(2, "empty")? as usize,
+            winner: match fields[3] {
+                "black" => Some(Player::Black),
+                "white" => Some(Player::White),
+                "unknown" => None,
+                _ => {
+                    return Err(format!(
+                        "line {}: the winner is not black, white or unknown: {line:?}",
+                        i + 1
+                    ))
+                }
+            },
+            nodes: number(4, "nodes")?,
+            strategy: match fields[5] {
+                "unknown" => None,
+                _ => Some(number(5, "strategy")? as usize),
+            },
+            seconds: fields[6]
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| bad("seconds"))?,
+        });
+    }
+    Ok(rows)
+}
+
 /// What [`walk`] walks.
 #[derive(Clone, Copy, Debug)]
 pub struct Walk {
@@ -220,6 +369,56 @@ mod tests {
         assert_eq!(nodes.points, 6);
         assert!((nodes.factor - 2.0).abs() < 1e-9, "{fit:?}");
         assert!((fit.strategy.unwrap().factor - 2.0).abs() < 0.01, "{fit:?}");
+    }
+
+    #[test]
+    fn the_report_extrapolates_to_the_opening_and_draws_every_proved_position() {
+        let rows: Vec<_> = (10..16)
+            .map(|e| GrowthRow {
+                game: 0,
+                ply: 40 - e as u32,
+                empty: e,
+                winner: Some(Player::Black),
+                nodes: 3u64.pow(e as u32),
+                strategy: Some(2usize.pow(e as u32)),
+                seconds: 1.0,
+            })
+            .collect();
+        let report = GrowthReport::new(rows, 36);
+        let nodes = report.opening_nodes.unwrap();
+        assert!((nodes / 3f64.powi(36) - 1.0).abs() < 1e-6, "{nodes}");
+        assert!((report.opening_strategy.unwrap() / 2f64.powi(36) - 1.0).abs() < 1e-6);
+        let svg = report.svg();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<circle").count(), 12, "{svg}");
+        assert_eq!(svg.matches("stroke-dasharray").count(), 2, "{svg}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["opening_empty"], 36);
+        assert_eq!(json["rows"].as_array().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn rows_are_read_back_from_the_commands_table_and_a_bad_number_names_its_line() {
+        let text = "game\tply\tempty\twinner\tnodes\tstrategy\tseconds\tnodes_per_s\n\
+                    0\t20\t14\twhite\t27793\t921\t0.35\t79000\n\
+                    1\t18\t19\tunknown\t2240512\tunknown\t60.09\t37286\n\
+                    nodes: x2.34 per empty cell\n";
+        let rows = parse_rows(text).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].empty, rows[0].winner, rows[0].strategy),
+            (14, Some(Player::White), Some(921))
+        );
+        assert_eq!(
+            (rows[1].winner, rows[1].strategy, rows[1].nodes),
+            (None, None, 2240512)
+        );
+        let err = parse_rows("0\t20\t14\twhite\tmany\t921\t0.35\t1\n").unwrap_err();
+        assert!(err.contains("line 1") && err.contains("nodes"), "{err}");
+        let err = parse_rows("0\t20\t14\tgrey\t1\t1\t0.35\t1\n").unwrap_err();
+        assert!(err.contains("winner"), "{err}");
+        let err = parse_rows("0\t20\t14\twhite\t1\t1\tNaN\t1\n").unwrap_err();
+        assert!(err.contains("seconds"), "{err}");
     }
 
     #[test]
