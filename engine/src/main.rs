@@ -288,41 +288,47 @@ fn growth(
     earlier: &[PathBuf],
     out: Option<&Path>,
 ) -> Result<()> {
-    use engine::solve_growth::{parse_rows, walk, GrowthReport};
+    use engine::solve_growth::{walk, GrowthReport};
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    if !earlier.is_empty() {
-        let mut rows = Vec::new();
-        for path in earlier {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let parsed =
-                parse_rows(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            if parsed.is_empty() {
-                anyhow::bail!("{}: no rows of `solve growth`'s table", path.display());
-            }
-            rows.extend(parsed);
-        }
-        return report_growth(GrowthReport::new(rows, start.board().num_cells() - 1), out);
-    }
-    println!("game\tply\tempty\twinner\tnodes\tstrategy\tseconds\tnodes_per_s");
-    let rows = walk(start, plan, |r| {
-        let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
-        println!(
-            "{}\t{}\t{}\t{}\t{}\t{}\t{:.2}\t{:.0}",
-            r.game,
-            r.ply,
-            r.empty,
-            or_unknown(r.winner.map(|w| w.to_string())),
-            r.nodes,
-            or_unknown(r.strategy.map(|s| s.to_string())),
-            r.seconds,
-            r.nodes as f64 / r.seconds.max(1e-9)
-        );
-    });
+    let rows = if earlier.is_empty() {
+        println!("game\tply\tempty\twinner\tnodes\tstrategy\tseconds\tnodes_per_s");
+        walk(start, plan, |r| {
+            let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+            println!(
+                "{}\t{}\t{}\t{}\t{}\t{}\t{:.2}\t{:.0}",
+                r.game,
+                r.ply,
+                r.empty,
+                or_unknown(r.winner.map(|w| w.to_string())),
+                r.nodes,
+                or_unknown(r.strategy.map(|s| s.to_string())),
+                r.seconds,
+                r.nodes as f64 / r.seconds.max(1e-9)
+            );
+        })
+    } else {
+        read_growth_rows(earlier)?
+    };
     // The position after Black's first stone (and White's swap, where there is one).
     report_growth(GrowthReport::new(rows, start.board().num_cells() - 1), out)
+}
+
+/// The rows of earlier `solve growth` tables, each file named in its error.
+fn read_growth_rows(paths: &[PathBuf]) -> Result<Vec<engine::solve_growth::GrowthRow>> {
+    let mut rows = Vec::new();
+    for path in paths {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let parsed = engine::solve_growth::parse_rows(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if parsed.is_empty() {
+            anyhow::bail!("{}: no rows of `solve growth`'s table", path.display());
+        }
+        rows.extend(parsed);
+    }
+    Ok(rows)
 }
 
 fn report_growth(report: engine::solve_growth::GrowthReport, out: Option<&Path>) -> Result<()> {

@@ -45,13 +45,17 @@ pub struct Exponential {
 }
 
 impl Exponential {
-    /// The least-squares line through `(x, ln y)`; `None` with fewer than two distinct `x`.
+    /// The least-squares line through `(x, ln y)` (every `y` above 0); `None` with fewer than
+    /// two distinct `x`.
     pub fn fit(points: &[(f64, f64)]) -> Option<Exponential> {
+        if points.len() < 2 {
+            return None;
+        }
         let n = points.len() as f64;
         let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
         let mean_y = points.iter().map(|p| p.1.ln()).sum::<f64>() / n;
         let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-        if points.len() < 2 || sxx == 0.0 {
+        if sxx == 0.0 {
             return None;
         }
         let sxy: f64 = points
@@ -85,8 +89,9 @@ impl GrowthFit {
                 .filter(|r| r.winner.is_some() && r.nodes >= FIT_MIN_NODES)
         };
         let nodes: Vec<_> = solved().map(|r| (r.empty as f64, r.nodes as f64)).collect();
+        // A strategy of no moves (every move of the loser ends the game) has no logarithm.
         let strategy: Vec<_> = solved()
-            .filter_map(|r| Some((r.empty as f64, r.strategy? as f64)))
+            .filter_map(|r| Some((r.empty as f64, r.strategy.filter(|&s| s > 0)? as f64)))
             .collect();
         GrowthFit {
             nodes: Exponential::fit(&nodes),
