@@ -24,6 +24,7 @@ pub mod ladder;
 pub mod matches;
 pub mod openings;
 pub mod players;
+pub mod practical;
 pub mod prior_order;
 pub mod protocol;
 pub mod ratings;

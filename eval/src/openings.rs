@@ -224,14 +224,19 @@ pub(crate) fn play_study(
     let bar = progress_bar(opts.games as u64, opts.progress, &label);
     let results = play_games(game, player, player, 0, opts.games, &match_opts, Some(&bar))?;
     bar.finish_and_clear();
-    Ok(results
+    Ok(played(&results))
+}
+
+/// What a study keeps of each game of a match.
+pub(crate) fn played(results: &[crate::matches::GameResult]) -> Vec<Played> {
+    results
         .iter()
         .map(|r| Played {
             black: black_score(&r.record),
             swapped: r.record.actions.iter().any(|a| a == "swap"),
             actions: r.record.actions.clone(),
         })
-        .collect())
+        .collect()
 }
 
 /// Black's score in `games`, each distinct game counted once.

@@ -93,6 +93,13 @@ pub enum Study {
         #[arg(long, default_value_t = 0)]
         check_games: usize,
     },
+    /// Practical balance by a named reference player (docs/studies.md, "Practical balance:
+    /// definitions"): every opening class played out by sampled games, swap categories, the
+    /// pooled komi model with bootstrap intervals, the value head beside the games, verdicts.
+    Practical {
+        #[command(flatten)]
+        args: crate::practical::PracticalArgs,
+    },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
         #[command(flatten)]
@@ -283,6 +290,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
 /// Run a study and write its files; returns the Markdown summary.
 pub fn run(study: &Study) -> Result<String, EvalError> {
     match study {
+        Study::Practical { args } => crate::practical::run(args),
         Study::FirstPlayer { args } => {
             let l = load(args)?;
             let results = l

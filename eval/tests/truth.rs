@@ -121,3 +121,55 @@ fn the_strong_pie_swap_map_agrees_with_the_solver() {
     assert_eq!(of, 17);
     assert!(agree >= 15, "{agree} of {of}");
 }
+
+/// The placebo of the practical-balance study: an untrained network (random weights, the
+/// first checkpoint a fresh run would have) under each pie and the komi pie must never be
+/// called a reference player, nor get an "effective", "ineffective" or "converged" figure,
+/// however its games fall. Fails if the reference gate were dropped or too weak to stop a
+/// network that knows nothing (the old pie table called such a network's rows "converged").
+#[test]
+fn an_untrained_network_gets_no_verdict_from_the_practical_study() {
+    let root = std::env::temp_dir().join(format!("eval-placebo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for balance in ["weak", "komi"] {
+        let config = fixture(&format!("{balance}.toml"));
+        let rc = selfplay::config::RunConfig::load(&config).unwrap();
+        let device = selfplay::model::parse_device("cpu").unwrap();
+        let mut model = selfplay::model::Model::random(&rc.game, &rc.network, &device, 11).unwrap();
+        model.meta.komi_range = rc.selfplay.komi_range;
+        let dir = root.join(balance).join("000000");
+        model.save(&dir).unwrap();
+        let out = root.join(format!("{balance}-study"));
+        let player = format!("{}@16", dir.display());
+        let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(["balance", "practical", "--config"])
+            .arg(&config)
+            .args(["--player", &player, "--player", &player, "--player", &player])
+            .args(["--anchor", "mcts:100", "--anchor-games", "10", "--games", "16"])
+            .args(["--komi", "0..=4", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("practical.json")).unwrap())
+                .unwrap();
+        for p in json["players"].as_array().unwrap() {
+            assert!(p["reference"]["not_reference"].is_string(), "{balance}: {p}");
+            assert_eq!(p["verdict"]["verdict"], "not-applicable", "{balance}: {p}");
+        }
+        assert_eq!(json["convergence"]["converged"], "not-applicable", "{json}");
+        for word in ["effective (", "ineffective (", "converged ("] {
+            assert!(
+                !text.contains(&format!("**Verdict: {word}")) && !text.contains(&format!("\n{word}")),
+                "{balance}: {word}: {text}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}

@@ -517,3 +517,78 @@ fn the_trainer_and_numpy_refuse_the_same_samples() {
     assert_eq!(named, refused, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Priors of one half on the first legal action: a search with a clear choice, so the best action
+/// does not hang on ties or on the visits a reused subtree brought along.
+struct PeakedEvaluator;
+
+impl Evaluator<AnyGame> for PeakedEvaluator {
+    fn evaluate(&mut self, _: &[AnyGame], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+        out.clear();
+        for l in legal {
+            let rest = 0.5 / (l.len().max(2) - 1) as f32;
+            let mut priors = vec![rest; l.len()];
+            priors[0] = if l.len() == 1 { 1.0 } else { 0.5 };
+            out.push(Evaluation { priors, value: 0.0 });
+        }
+    }
+}
+
+/// `greedy_share = 1`: after Black's first turn every decision is the search's choice, so two
+/// games that open with the same stone are the same game; without it they differ. Fails if
+/// noise or temperature still reached a greedy game's continuation (or, for the second half, if
+/// the games were greedy anyway and the first half proved nothing).
+#[test]
+fn a_greedy_game_samples_only_black_s_first_turn() {
+    // The komi pie: Black's first turn is one stone (under the strong pie it is two).
+    let game: GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"komi","komi":3}}"#)
+            .unwrap();
+    let search = SearchConfig {
+        visits: 24,
+        batch: 4,
+        ..SearchConfig::default()
+    };
+    let play = |share| {
+        let sp = SelfPlayConfig {
+            games_in_flight: 8,
+            full_search_share: 1.0,
+            resign_threshold: -1.0,
+            greedy_share: share,
+            ..SelfPlayConfig::default()
+        };
+        let mut out = Vec::new();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        SelfPlay {
+            game: &game,
+            search: &search,
+            selfplay: &sp,
+            stop: &run::Stop::on_signal(),
+        }
+        .run(&mut PeakedEvaluator, 40, &mut rng, |g| out.push(g))
+        .unwrap();
+        out
+    };
+    let by_first = |games: Vec<FinishedGame>| {
+        let mut seen: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
+        for g in games {
+            let a = g.record.actions;
+            seen.entry(a[0].clone()).or_default().push(a);
+        }
+        seen
+    };
+    let greedy = by_first(play(1.0));
+    assert!(greedy.values().any(|v| v.len() > 1), "some first stone repeats");
+    for (first, games) in &greedy {
+        assert!(games.iter().all(|g| g == &games[0]), "{first}: {games:?}");
+    }
+    let sampled = by_first(play(0.0));
+    assert!(sampled
+        .values()
+        .any(|games| games.iter().any(|g| g != &games[0])));
+    let bad = SelfPlayConfig {
+        greedy_share: -0.1,
+        ..SelfPlayConfig::default()
+    };
+    assert!(bad.validate().unwrap_err().contains("selfplay.greedy_share"));
+}
