@@ -1002,6 +1002,11 @@ pub struct PracticalArgs {
     pub exact_sides: Vec<usize>,
     #[arg(long, default_value_t = 600.0)]
     pub exact_seconds: f64,
+    /// Read the solver's results instead of solving: a folder of `engine solve openings`
+    /// outputs named `strong`, `weak` and `komi-K` (docs/solve/lifeline-3 holds side 3's,
+    /// proved by df-pn with certificates), each `summary.json` checked against the game.
+    #[arg(long, conflicts_with = "exact_sides")]
+    pub exact_from: Option<std::path::PathBuf>,
     #[arg(long)]
     pub out: std::path::PathBuf,
     #[arg(long, default_value_t = 1)]
@@ -1078,6 +1083,10 @@ fn exact_solver(
     args: &PracticalArgs,
 ) -> Result<Box<dyn Fn(Option<u32>) -> Result<Option<Vec<Vec<Cell>>>, EvalError>>, EvalError> {
     let none = || -> Box<dyn Fn(Option<u32>) -> _> { Box::new(|_| Ok(None)) };
+    if let Some(dir) = &args.exact_from {
+        let (game, dir) = (game.clone(), dir.clone());
+        return Ok(Box::new(move |komi| read_summary(&game, &dir, komi).map(Some)));
+    }
     let GameConfig::Lifeline(base) = game else {
         return if args.exact_sides.is_empty() {
             Ok(none())
@@ -1132,6 +1141,57 @@ fn exact_solver(
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }))
+}
+
+/// The classes that win for the opener in the `engine solve openings` summary of `game` (at
+/// `komi` under the komi pie) kept in `dir`: `komi-K/summary.json`, or the balancing method's
+/// folder. A summary of another game, or with a class not proved, is refused by its path.
+fn read_summary(
+    game: &GameConfig,
+    dir: &std::path::Path,
+    komi: Option<u32>,
+) -> Result<Vec<Vec<Cell>>, EvalError> {
+    let (game, folder) = match (komi, game) {
+        (Some(k), _) => (with_komi(game, k)?, format!("komi-{k}")),
+        (None, GameConfig::Lifeline(o)) => (game.clone(), format!("{:?}", o.balance).to_lowercase()),
+        (None, other) => {
+            return Err(EvalError::Config(format!(
+                "--exact-from: no solver results for {}",
+                other.label()
+            )))
+        }
+    };
+    let path = dir.join(folder).join("summary.json");
+    let bad = |why: String| EvalError::Config(format!("--exact-from {}: {why}", path.display()));
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let summary: engine::solve_openings::Summary =
+        serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if summary.game.label() != game.label() {
+        return Err(bad(format!(
+            "it solves {}, the study plays {}",
+            summary.game.label(),
+            game.label()
+        )));
+    }
+    if let Some(c) = summary.classes.iter().find(|c| c.opener_wins.is_none()) {
+        return Err(bad(format!("class {} is not proved", c.name)));
+    }
+    let board = game
+        .start()
+        .map_err(|e| bad(e.to_string()))?
+        .board()
+        .clone();
+    let wins = if komi.is_some() {
+        &summary.winning_openings
+    } else {
+        &summary.swap
+    };
+    wins.iter()
+        .map(|t| {
+            crate::openings::class_of(&board, t.split('+'))
+                .ok_or_else(|| bad(format!("`{t}` is not a turn of the board")))
+        })
+        .collect()
 }
 
 /// The convergence of the study's figure over its players: the fair komi, or a pie's most
