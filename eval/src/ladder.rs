@@ -20,6 +20,10 @@ pub struct Rung {
     pub lo: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hi: Option<f64>,
+    /// The figure is one every deterministic player gets (see [`Rung::of_best`]): no rung of
+    /// it can converge or agree with anything.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_applicable: bool,
 }
 
 impl Rung {
@@ -29,6 +33,17 @@ impl Rung {
             estimate: Some(s.estimate),
             lo: s.lo,
             hi: s.hi,
+            not_applicable: false,
+        }
+    }
+
+    /// Black's best of a study. Under a pie, from single deterministic games it is min(p, 1 −
+    /// p) of one game: 0 for every deterministic player, a network with random weights
+    /// included, so it is `n/a` rather than a figure that converges.
+    pub fn of_best(player: &str, best: &crate::openings::BestOpening) -> Rung {
+        Rung {
+            not_applicable: best.pie && best.black.deterministic(),
+            ..Rung::of_score(player, &best.black)
         }
     }
 
@@ -40,6 +55,7 @@ impl Rung {
             estimate: None,
             lo,
             hi,
+            not_applicable: false,
         };
         match fair {
             FairKomi::Crossing(e) => Rung {
@@ -73,6 +89,15 @@ pub struct Convergence {
     pub why: String,
 }
 
+/// Why a figure every deterministic player gets says nothing.
+const NOT_APPLICABLE: &str = "n/a: under a pie, Black's best from single deterministic games is min(p, 1 - p) of one game, 0 for every deterministic player (a network with random weights included)";
+
+impl Convergence {
+    pub fn not_applicable(&self) -> bool {
+        self.rungs.iter().any(|r| r.not_applicable)
+    }
+}
+
 /// Judge `figure` over `rungs`, weakest first.
 pub fn convergence(figure: &str, rungs: Vec<Rung>) -> Convergence {
     let (converged, why) = judge(&rungs);
@@ -86,6 +111,9 @@ pub fn convergence(figure: &str, rungs: Vec<Rung>) -> Convergence {
 
 fn judge(rungs: &[Rung]) -> (bool, String) {
     let n = rungs.len();
+    if rungs.iter().any(|r| r.not_applicable) {
+        return (false, NOT_APPLICABLE.into());
+    }
     if n < 2 {
         return (
             false,
@@ -133,6 +161,9 @@ fn judge(rungs: &[Rung]) -> (bool, String) {
 }
 
 fn show(r: &Rung) -> String {
+    if r.not_applicable {
+        return "n/a".into();
+    }
     match (r.estimate, r.lo, r.hi) {
         (Some(e), Some(lo), Some(hi)) => format!("{e:.3} [{lo:.3}, {hi:.3}]"),
         (Some(e), _, _) => format!("{e:.3} (deterministic)"),
@@ -146,22 +177,38 @@ fn show(r: &Rung) -> String {
 pub fn headline(figures: &[Convergence]) -> String {
     let moving: Vec<&str> = figures
         .iter()
-        .filter(|f| !f.converged)
+        .filter(|f| !f.converged && !f.not_applicable())
         .map(|f| f.figure.as_str())
         .collect();
-    if moving.is_empty() {
-        format!(
-            "**Converged**: all {} figures agree between the two strongest rungs.\n",
-            figures.len()
-        )
-    } else {
-        format!(
+    let na: Vec<&str> = figures
+        .iter()
+        .filter(|f| f.not_applicable())
+        .map(|f| f.figure.as_str())
+        .collect();
+    let mut out = String::new();
+    if !na.is_empty() {
+        out = format!(
+            "**n/a**: {} of {} figures are the same for every deterministic player: {}.\n",
+            na.len(),
+            figures.len(),
+            na.join("; ")
+        );
+    }
+    let judged = figures.len() - na.len();
+    if !moving.is_empty() {
+        out += &format!(
             "**Not converged**: {} of {} figures still move with strength: {}.\n",
             moving.len(),
             figures.len(),
             moving.join("; ")
-        )
+        );
+    } else if judged > 0 {
+        let which = if na.is_empty() { "all" } else { "the other" };
+        out += &format!(
+            "**Converged**: {which} {judged} figures agree between the two strongest rungs.\n"
+        );
     }
+    out
 }
 
 /// A Markdown table of every figure by rung.
@@ -177,7 +224,13 @@ pub fn table(figures: &[Convergence]) -> String {
             .map(|r| format!("{}: {}", r.player, show(r)))
             .collect::<Vec<_>>()
             .join("; ");
-        let verdict = if f.converged { "yes" } else { "**no**" };
+        let verdict = if f.not_applicable() {
+            "n/a"
+        } else if f.converged {
+            "yes"
+        } else {
+            "**no**"
+        };
         let _ = writeln!(s, "| {} | {rungs} | {verdict}: {} |", f.figure, f.why);
     }
     s
@@ -194,6 +247,7 @@ mod tests {
             estimate: Some(e),
             lo: Some(lo),
             hi: Some(hi),
+            not_applicable: false,
         }
     }
 
@@ -240,6 +294,7 @@ mod tests {
             estimate: Some(e),
             lo: None,
             hi: None,
+            not_applicable: false,
         };
         assert!(convergence("x", vec![point(1.0), point(1.0)]).converged);
         assert!(!convergence("x", vec![point(1.0), point(0.0)]).converged);
@@ -267,5 +322,28 @@ mod tests {
         assert!(convergence("x", vec![above(4), crossing]).converged);
         let unknown = Rung::of_fair_komi("p", FairKomi::Unknown);
         assert!(!convergence("x", vec![above(12), unknown]).converged);
+    }
+
+    /// Fails if a figure every deterministic player gets (Black's best under a pie from single
+    /// games: 0) could still converge, or the headline called it converged.
+    #[test]
+    fn a_figure_every_deterministic_player_gets_is_n_a() {
+        let zero = Rung {
+            player: "p".into(),
+            estimate: Some(0.0),
+            lo: None,
+            hi: None,
+            not_applicable: true,
+        };
+        let pie = convergence("weak pie", vec![zero.clone(), zero]);
+        assert!(!pie.converged && pie.why.starts_with("n/a"), "{pie:?}");
+        let komi = convergence("fair komi", vec![rung(3.5, 3.0, 4.0), rung(3.5, 3.0, 4.0)]);
+        let head = headline(&[pie.clone(), komi]);
+        assert!(
+            head.contains("**n/a**") && head.contains("the other 1 figures"),
+            "{head}"
+        );
+        assert!(!headline(std::slice::from_ref(&pie)).contains("Converged"));
+        assert!(table(&[pie]).contains("| n/a: n/a"));
     }
 }

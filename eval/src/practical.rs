@@ -362,10 +362,7 @@ pub fn verdict(intervals: &[(String, Estimate)], complete: bool) -> Verdict {
         return Verdict::Effective(format!("{name}: {} inside [0.35, 0.65]", e.show()));
     }
     if complete && !intervals.is_empty() && intervals.iter().all(|(_, e)| outside(e)) {
-        return Verdict::Ineffective(format!(
-            "all {} outside [0.4, 0.6]",
-            intervals.len()
-        ));
+        return Verdict::Ineffective(format!("all {} outside [0.4, 0.6]", intervals.len()));
     }
     let why = if complete {
         "no interval inside [0.35, 0.65], some reach into [0.4, 0.6]".to_string()
@@ -603,10 +600,7 @@ pub fn komi_figures(
     komis: &[u32],
     seed: u64,
 ) -> Option<KomiFigures> {
-    let (lo, hi) = (
-        *komis.iter().min()? as f64,
-        *komis.iter().max()? as f64,
-    );
+    let (lo, hi) = (*komis.iter().min()? as f64, *komis.iter().max()? as f64);
     let centre = (lo + hi) / 2.0;
     let fit = fit_pooled(cells, classes, centre)?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -652,8 +646,19 @@ pub fn komi_figures(
         .zip(best.iter_mut())
         .map(|(&k, xs)| {
             let e = fit.best(k as f64);
-            let (l, h) = if xs.is_empty() { (0.0, 1.0) } else { percentiles(xs) };
-            (k, Estimate { estimate: e, lo: l.min(e), hi: h.max(e) })
+            let (l, h) = if xs.is_empty() {
+                (0.0, 1.0)
+            } else {
+                percentiles(xs)
+            };
+            (
+                k,
+                Estimate {
+                    estimate: e,
+                    lo: l.min(e),
+                    hi: h.max(e),
+                },
+            )
         })
         .collect();
     Some(KomiFigures {
@@ -694,7 +699,8 @@ pub fn kappa(classes: &[ClassGames]) -> Option<f64> {
         return None;
     }
     let observed = pairs.iter().filter(|(m, t)| m == t).count() as f64 / n;
-    let share = |f: &dyn Fn(&(usize, usize)) -> bool| pairs.iter().filter(|p| f(p)).count() as f64 / n;
+    let share =
+        |f: &dyn Fn(&(usize, usize)) -> bool| pairs.iter().filter(|p| f(p)).count() as f64 / n;
     let expected: f64 = (0..2)
         .map(|k| share(&|p| p.0 == k) * share(&|p| p.1 == k))
         .sum();
@@ -803,10 +809,11 @@ pub struct PlayerStudy {
 impl PlayerStudy {
     /// The figure a pie's convergence is read from: the win rate of the class closest to even.
     pub fn most_balanced(&self) -> Option<Estimate> {
-        self.classes
-            .iter()
-            .map(|c| c.win_rate)
-            .min_by(|a, b| (a.estimate - 0.5).abs().total_cmp(&(b.estimate - 0.5).abs()))
+        self.classes.iter().map(|c| c.win_rate).min_by(|a, b| {
+            (a.estimate - 0.5)
+                .abs()
+                .total_cmp(&(b.estimate - 0.5).abs())
+        })
     }
 
     pub fn fair_komi(&self) -> Option<Estimate> {
@@ -831,7 +838,10 @@ pub fn study(
     opts.validate()?;
     let reference = reference(game, player, anchors, opts)?;
     let games: Vec<GameConfig> = if game.komi().is_some() && !has_swap(game) {
-        komis.iter().map(|&k| with_komi(game, k)).collect::<Result<_, _>>()?
+        komis
+            .iter()
+            .map(|&k| with_komi(game, k))
+            .collect::<Result<_, _>>()?
     } else {
         vec![game.clone()]
     };
@@ -976,7 +986,11 @@ pub struct PracticalArgs {
     #[arg(long = "player", required = true)]
     pub players: Vec<String>,
     /// The anchors a reference player must beat (score's 95% lower bound above one half).
-    #[arg(long = "anchor", value_delimiter = ',', default_value = "mcts:100,mcts:1000")]
+    #[arg(
+        long = "anchor",
+        value_delimiter = ',',
+        default_value = "mcts:100,mcts:1000"
+    )]
     pub anchors: Vec<String>,
     #[arg(long, default_value_t = 20)]
     pub anchor_games: usize,
@@ -1034,10 +1048,24 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
             .try_for_each(|&k| with_komi(game, k).map(|_| ()))?;
     }
     let load = |spec: &str| {
-        Contestant::load(spec, game, &config.search, config.search.visits, &args.device)
+        Contestant::load(
+            spec,
+            game,
+            &config.search,
+            config.search.visits,
+            &args.device,
+        )
     };
-    let players = args.players.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
-    let anchors = args.anchors.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>()?;
+    let players = args
+        .players
+        .iter()
+        .map(|p| load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let anchors = args
+        .anchors
+        .iter()
+        .map(|p| load(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let opts = PracticalOptions {
         games: args.games,
         batch: args.batch_games,
@@ -1085,7 +1113,9 @@ fn exact_solver(
     let none = || -> Box<dyn Fn(Option<u32>) -> _> { Box::new(|_| Ok(None)) };
     if let Some(dir) = &args.exact_from {
         let (game, dir) = (game.clone(), dir.clone());
-        return Ok(Box::new(move |komi| read_summary(&game, &dir, komi).map(Some)));
+        return Ok(Box::new(move |komi| {
+            read_summary(&game, &dir, komi).map(Some)
+        }));
     }
     let GameConfig::Lifeline(base) = game else {
         return if args.exact_sides.is_empty() {
@@ -1153,7 +1183,9 @@ fn read_summary(
 ) -> Result<Vec<Vec<Cell>>, EvalError> {
     let (game, folder) = match (komi, game) {
         (Some(k), _) => (with_komi(game, k)?, format!("komi-{k}")),
-        (None, GameConfig::Lifeline(o)) => (game.clone(), format!("{:?}", o.balance).to_lowercase()),
+        (None, GameConfig::Lifeline(o)) => {
+            (game.clone(), format!("{:?}", o.balance).to_lowercase())
+        }
         (None, other) => {
             return Err(EvalError::Config(format!(
                 "--exact-from: no solver results for {}",
@@ -1256,14 +1288,27 @@ fn markdown(studies: &[PlayerStudy], converged: &Convergence) -> String {
             let _ = writeln!(
                 md,
                 "- against {}: +{} ={} -{}, score {}, Elo {:+.0} [{:+.0}, {:+.0}]",
-                a.anchor, a.wins, a.draws, a.losses, a.score.show(), a.elo.estimate, a.elo.lo, a.elo.hi
+                a.anchor,
+                a.wins,
+                a.draws,
+                a.losses,
+                a.score.show(),
+                a.elo.estimate,
+                a.elo.lo,
+                a.elo.hi
             );
         }
         if let Some([right, of]) = s.cells_right {
-            let _ = writeln!(md, "\nAgainst the solver: {right} of {of} cells on its side of one half.");
+            let _ = writeln!(
+                md,
+                "\nAgainst the solver: {right} of {of} cells on its side of one half."
+            );
         }
         if let Some(k) = s.kappa {
-            let _ = writeln!(md, "Cohen's κ of the swap categories against the solver: {k:.2}.");
+            let _ = writeln!(
+                md,
+                "Cohen's κ of the swap categories against the solver: {k:.2}."
+            );
         }
         if !s.against_the_solver.is_empty() {
             let _ = writeln!(
@@ -1316,7 +1361,10 @@ fn komi_md(md: &mut String, k: &KomiStudy) {
         m.flat_refits,
         k.value_head_fair_komi.map_or("none".into(), |v| format!("{v:.2}"))
     );
-    let _ = writeln!(md, "\n| komi | Black's best (model) [95%] | single best class (diagnostic) |");
+    let _ = writeln!(
+        md,
+        "\n| komi | Black's best (model) [95%] | single best class (diagnostic) |"
+    );
     let _ = writeln!(md, "|---|---|---|");
     for ((komi, e), (_, single)) in m.best.iter().zip(&k.single_class_max) {
         let _ = writeln!(md, "| {komi} | {} | {single:.3} |", e.show());
@@ -1334,9 +1382,14 @@ fn svg(studies: &[PlayerStudy]) -> String {
     );
     for (i, st) in studies.iter().enumerate() {
         let y0 = h * i as f64;
-        let points: Vec<(String, Estimate)> = match st.komi.as_ref().and_then(|k| k.model.as_ref()) {
+        let points: Vec<(String, Estimate)> = match st.komi.as_ref().and_then(|k| k.model.as_ref())
+        {
             Some(m) => m.best.iter().map(|(k, e)| (k.to_string(), *e)).collect(),
-            None => st.classes.iter().map(|c| (class_label(c), c.win_rate)).collect(),
+            None => st
+                .classes
+                .iter()
+                .map(|c| (class_label(c), c.win_rate))
+                .collect(),
         };
         let plot_h = h - top - bottom;
         let y = |p: f64| y0 + top + (1.0 - p) * plot_h;
@@ -1394,7 +1447,10 @@ mod tests {
         assert_eq!(Category::of(&interval(0.9, 0.7, 0.97)), Category::Swap);
         assert_eq!(Category::of(&interval(0.1, 0.02, 0.3)), Category::Keep);
         assert_eq!(Category::of(&interval(0.5, 0.4, 0.6)), Category::NearEven);
-        assert_eq!(Category::of(&interval(0.7, 0.55, 0.8)), Category::Undetermined);
+        assert_eq!(
+            Category::of(&interval(0.7, 0.55, 0.8)),
+            Category::Undetermined
+        );
         assert_eq!(Category::of(&win_rate(&[1.0])), Category::Undetermined);
         assert_eq!(Category::of(&win_rate(&[0.0])), Category::Undetermined);
         assert_eq!(Category::of(&win_rate(&[1.0; 16])), Category::Swap);
@@ -1416,27 +1472,50 @@ mod tests {
     #[test]
     fn a_verdict_follows_the_bands_and_needs_every_class_to_be_ineffective() {
         let named = |es: &[Estimate]| -> Vec<(String, Estimate)> {
-            es.iter().enumerate().map(|(i, e)| (format!("c{i}"), *e)).collect()
+            es.iter()
+                .enumerate()
+                .map(|(i, e)| (format!("c{i}"), *e))
+                .collect()
         };
         let near = interval(0.5, 0.38, 0.62);
         let won = interval(0.95, 0.85, 0.99);
         let lost = interval(0.05, 0.01, 0.15);
         let straddles = interval(0.6, 0.45, 0.72);
-        assert!(matches!(verdict(&named(&[won, near]), false), Verdict::Effective(_)));
-        assert!(matches!(verdict(&named(&[won, lost]), true), Verdict::Ineffective(_)));
-        assert!(matches!(verdict(&named(&[won, lost]), false), Verdict::Undetermined(_)));
-        assert!(matches!(verdict(&named(&[won, straddles]), true), Verdict::Undetermined(_)));
+        assert!(matches!(
+            verdict(&named(&[won, near]), false),
+            Verdict::Effective(_)
+        ));
+        assert!(matches!(
+            verdict(&named(&[won, lost]), true),
+            Verdict::Ineffective(_)
+        ));
+        assert!(matches!(
+            verdict(&named(&[won, lost]), false),
+            Verdict::Undetermined(_)
+        ));
+        assert!(matches!(
+            verdict(&named(&[won, straddles]), true),
+            Verdict::Undetermined(_)
+        ));
         assert!(matches!(verdict(&[], true), Verdict::Undetermined(_)));
     }
 
     /// Games of three classes with a known shared slope.
-    fn simulated(intercepts: &[f64], slope: f64, komis: &[u32], games: usize, seed: u64) -> Vec<Cell3> {
+    fn simulated(
+        intercepts: &[f64],
+        slope: f64,
+        komis: &[u32],
+        games: usize,
+        seed: u64,
+    ) -> Vec<Cell3> {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let mut cells = Vec::new();
         for (c, a) in intercepts.iter().enumerate() {
             for &k in komis {
                 let p = sigmoid(a + slope * k as f64);
-                let ys = (0..games).map(|_| f64::from(u8::from(rng.gen::<f64>() < p))).collect();
+                let ys = (0..games)
+                    .map(|_| f64::from(u8::from(rng.gen::<f64>() < p)))
+                    .collect();
                 cells.push((c, k as f64, ys));
             }
         }
@@ -1452,16 +1531,30 @@ mod tests {
         let f = komi_figures(&cells, 3, &komis, 9).unwrap();
         assert!((f.fit.slope + 0.8).abs() < 0.1, "{:?}", f.fit);
         let fair = f.fair_komi.unwrap();
-        assert!(fair.contains(2.5) && (fair.estimate - 2.5).abs() < 0.3, "{fair:?}");
+        assert!(
+            fair.contains(2.5) && (fair.estimate - 2.5).abs() < 0.3,
+            "{fair:?}"
+        );
         // Black's best is the first class's curve: 0.88 at komi 0, 0.17 at komi 6.
         let (b0, b6) = (f.best[0].1, f.best[6].1);
-        assert!(b0.contains(sigmoid(2.0)) && b6.contains(sigmoid(2.0 - 4.8)), "{b0:?} {b6:?}");
+        assert!(
+            b0.contains(sigmoid(2.0)) && b6.contains(sigmoid(2.0 - 4.8)),
+            "{b0:?} {b6:?}"
+        );
         // Fewer games, a wider interval.
-        let few = komi_figures(&simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 20, 5), 3, &komis, 9)
-            .unwrap()
-            .fair_komi
-            .unwrap();
-        assert!(few.hi - few.lo > fair.hi - fair.lo, "{few:?} against {fair:?}");
+        let few = komi_figures(
+            &simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 20, 5),
+            3,
+            &komis,
+            9,
+        )
+        .unwrap()
+        .fair_komi
+        .unwrap();
+        assert!(
+            few.hi - few.lo > fair.hi - fair.lo,
+            "{few:?} against {fair:?}"
+        );
     }
 
     /// Side 3's truth, played without mistakes: c3 wins up to komi 3, b1 up to 2, the rest
@@ -1482,8 +1575,15 @@ mod tests {
             .collect();
         let f = komi_figures(&cells, 4, &komis, 1).unwrap();
         let fair = f.fair_komi.unwrap();
-        assert!(fair.lo >= 3.0 && fair.hi <= 4.0 && fair.lo < fair.hi, "{fair:?}");
-        assert!(f.best[3].1.estimate > 0.5 && f.best[4].1.estimate < 0.5, "{:?}", f.best);
+        assert!(
+            fair.lo >= 3.0 && fair.hi <= 4.0 && fair.lo < fair.hi,
+            "{fair:?}"
+        );
+        assert!(
+            f.best[3].1.estimate > 0.5 && f.best[4].1.estimate < 0.5,
+            "{:?}",
+            f.best
+        );
     }
 
     /// Fails if komi that does not move the games got a fair komi.
@@ -1492,8 +1592,16 @@ mod tests {
         let komis: Vec<u32> = (0..=6).collect();
         let cells = simulated(&[0.0, 0.5], 0.0, &komis, 30, 2);
         let f = komi_figures(&cells, 2, &komis, 3).unwrap();
-        assert!(f.fair_komi.is_none() || f.flat_refits > 0, "{:?}", f.fair_komi);
-        assert!(f.flat_refits > 5, "flat in a share of refits: {}", f.flat_refits);
+        assert!(
+            f.fair_komi.is_none() || f.flat_refits > 0,
+            "{:?}",
+            f.fair_komi
+        );
+        assert!(
+            f.flat_refits > 5,
+            "flat in a share of refits: {}",
+            f.flat_refits
+        );
     }
 
     fn class(category: Category, exact_win: bool) -> ClassGames {
@@ -1534,14 +1642,23 @@ mod tests {
     #[test]
     fn convergence_needs_three_reference_players_that_agree_and_no_veto() {
         let e = |x: f64| Some(interval(x, x - 0.02, x + 0.02));
-        assert!(matches!(convergence(&[(true, e(0.5)); 3], 0.05, None), Convergence::Yes(_)));
-        assert!(matches!(convergence(&[(true, e(0.5)); 2], 0.05, None), Convergence::No(_)));
+        assert!(matches!(
+            convergence(&[(true, e(0.5)); 3], 0.05, None),
+            Convergence::Yes(_)
+        ));
+        assert!(matches!(
+            convergence(&[(true, e(0.5)); 2], 0.05, None),
+            Convergence::No(_)
+        ));
         let far = [(true, e(0.5)), (true, e(0.5)), (true, e(0.6))];
         assert!(matches!(convergence(&far, 0.05, None), Convergence::No(_)));
         let wide = [(true, Some(interval(0.5, 0.3, 0.7))); 3];
         assert!(matches!(convergence(&wide, 0.05, None), Convergence::No(_)));
         let placebo = [(true, e(0.5)), (true, e(0.5)), (false, e(0.5))];
-        assert!(matches!(convergence(&placebo, 0.05, None), Convergence::NotApplicable(_)));
+        assert!(matches!(
+            convergence(&placebo, 0.05, None),
+            Convergence::NotApplicable(_)
+        ));
         let vetoed = convergence(&[(true, e(0.5)); 3], 0.05, Some("b2 at komi 4"));
         assert!(matches!(vetoed, Convergence::NotApplicable(_)));
     }

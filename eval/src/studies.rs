@@ -303,7 +303,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 &format!("{}: Black's best", l.run.game.label()),
                 results
                     .iter()
-                    .map(|r| Rung::of_score(&r.player, &r.best.black))
+                    .map(|r| Rung::of_best(&r.player, &r.best))
                     .collect(),
             )];
             let svg = side_by_side(vec![
@@ -489,13 +489,13 @@ fn pie_convergence(sides: &[usize], tables: &[(String, Vec<PieRow>)]) -> Vec<lad
         out.push(ladder::convergence(
             &format!("side {side} strong pie: Black's best"),
             rows()
-                .map(|(p, r)| Rung::of_score(p, &r.strong.best.black))
+                .map(|(p, r)| Rung::of_best(p, &r.strong.best))
                 .collect(),
         ));
         out.push(ladder::convergence(
             &format!("side {side} weak pie: Black's best"),
             rows()
-                .map(|(p, r)| Rung::of_score(p, &r.weak.best.black))
+                .map(|(p, r)| Rung::of_best(p, &r.weak.best))
                 .collect(),
         ));
         out.push(fair_komi_convergence(
@@ -553,6 +553,7 @@ fn swap_convergence(maps: &[SwapMap]) -> ladder::Convergence {
                 estimate: Some(share(m)),
                 lo: None,
                 hi: None,
+                not_applicable: false,
             })
             .collect(),
     );

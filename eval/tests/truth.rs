@@ -91,8 +91,17 @@ fn an_untrained_network_gets_no_verdict_from_the_practical_study() {
         let o = Command::new(env!("CARGO_BIN_EXE_eval"))
             .args(["balance", "practical", "--config"])
             .arg(&config)
-            .args(["--player", &player, "--player", &player, "--player", &player])
-            .args(["--anchor", "mcts:100", "--anchor-games", "10", "--games", "16"])
+            .args([
+                "--player", &player, "--player", &player, "--player", &player,
+            ])
+            .args([
+                "--anchor",
+                "mcts:100",
+                "--anchor-games",
+                "10",
+                "--games",
+                "16",
+            ])
             .args(["--komi", "0..=4", "--out"])
             .arg(&out)
             .output()
@@ -107,13 +116,47 @@ fn an_untrained_network_gets_no_verdict_from_the_practical_study() {
             serde_json::from_str(&std::fs::read_to_string(out.join("practical.json")).unwrap())
                 .unwrap();
         for p in json["players"].as_array().unwrap() {
-            assert!(p["reference"]["not_reference"].is_string(), "{balance}: {p}");
+            assert!(
+                p["reference"]["not_reference"].is_string(),
+                "{balance}: {p}"
+            );
             assert_eq!(p["verdict"]["verdict"], "not-applicable", "{balance}: {p}");
         }
         assert_eq!(json["convergence"]["converged"], "not-applicable", "{json}");
+        if balance == "weak" {
+            // The older first-player study of the same network at two rungs: its Black's best
+            // under the pie is 0 from single deterministic games, as for every network.
+            let first = root.join("weak-first-player");
+            let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+                .args(["balance", "first-player", "--config"])
+                .arg(&config)
+                .args([
+                    "--player",
+                    &player,
+                    "--player",
+                    &format!("{}@32", dir.display()),
+                ])
+                .args(["--games", "2", "--out"])
+                .arg(&first)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert!(!text.contains("Converged"), "{text}");
+            let json: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(first.join("first-player.json")).unwrap(),
+            )
+            .unwrap();
+            let c = &json["convergence"][0];
+            assert!(
+                c["converged"] == false && c["why"].as_str().unwrap().starts_with("n/a"),
+                "{c}"
+            );
+        }
         for word in ["effective (", "ineffective (", "converged ("] {
             assert!(
-                !text.contains(&format!("**Verdict: {word}")) && !text.contains(&format!("\n{word}")),
+                !text.contains(&format!("**Verdict: {word}"))
+                    && !text.contains(&format!("\n{word}")),
                 "{balance}: {word}: {text}"
             );
         }
@@ -171,7 +214,10 @@ fn the_practical_komi_study_agrees_with_the_solver_cell_by_cell() {
         .filter(|c| c["komi"] == 3)
         .collect();
     let rate = |c: &serde_json::Value| c["win_rate"]["estimate"].as_f64().unwrap();
-    let best = at3.iter().max_by(|a, b| rate(a).total_cmp(&rate(b))).unwrap();
+    let best = at3
+        .iter()
+        .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+        .unwrap();
     assert_eq!(best["opening"], "c3", "Black's best at komi 3: {best}");
     assert!(rate(best) > 0.5, "{best}");
     let fair = &p["komi"]["model"]["fair_komi"];

@@ -541,9 +541,10 @@ impl Evaluator<AnyGame> for PeakedEvaluator {
 #[test]
 fn a_greedy_game_samples_only_black_s_first_turn() {
     // The komi pie: Black's first turn is one stone (under the strong pie it is two).
-    let game: GameConfig =
-        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"komi","komi":3}}"#)
-            .unwrap();
+    let game: GameConfig = serde_json::from_str(
+        r#"{"game":"lifeline","options":{"size":3,"balance":"komi","komi":3}}"#,
+    )
+    .unwrap();
     let search = SearchConfig {
         visits: 24,
         batch: 4,
@@ -578,7 +579,10 @@ fn a_greedy_game_samples_only_black_s_first_turn() {
         seen
     };
     let greedy = by_first(play(1.0));
-    assert!(greedy.values().any(|v| v.len() > 1), "some first stone repeats");
+    assert!(
+        greedy.values().any(|v| v.len() > 1),
+        "some first stone repeats"
+    );
     for (first, games) in &greedy {
         assert!(games.iter().all(|g| g == &games[0]), "{first}: {games:?}");
     }
@@ -590,5 +594,8 @@ fn a_greedy_game_samples_only_black_s_first_turn() {
         greedy_share: -0.1,
         ..SelfPlayConfig::default()
     };
-    assert!(bad.validate().unwrap_err().contains("selfplay.greedy_share"));
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .contains("selfplay.greedy_share"));
 }
