@@ -162,10 +162,10 @@ pub struct ClassGames {
 impl ClassGames {
     /// A clear win or loss against the solver's result: decided by the other side's mistakes.
     pub fn against_the_solver(&self) -> bool {
-        match (self.exact_win, self.category) {
-            (Some(false), Category::Swap) | (Some(true), Category::Keep) => true,
-            _ => false,
-        }
+        matches!(
+            (self.exact_win, self.category),
+            (Some(false), Category::Swap) | (Some(true), Category::Keep)
+        )
     }
 
     /// On the solver's side of one half.
@@ -555,12 +555,15 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(col, pivot);
         b.swap(col, pivot);
-        for row in col + 1..n {
-            let f = a[row][col] / a[col][col];
-            for k in col..n {
-                a[row][k] -= f * a[col][k];
-            }
-            b[row] -= f * b[col];
+        let (upper, lower) = a.split_at_mut(col + 1);
+        let pivot_row = &upper[col];
+        for (offset, row) in lower.iter_mut().enumerate() {
+            let f = row[col] / pivot_row[col];
+            row.iter_mut()
+                .zip(pivot_row)
+                .skip(col)
+                .for_each(|(x, p)| *x -= f * p);
+            b[col + 1 + offset] -= f * b[col];
         }
     }
     let mut x = vec![0.0; n];
@@ -822,8 +825,9 @@ impl PlayerStudy {
 }
 
 /// The solver's verdict for each class: `solved(komi)` gives the class keys that win for the
-/// opener (swap declined) at that komi (`None` for a pie).
-pub type Solved<'a> = &'a dyn Fn(Option<u32>) -> Result<Option<Vec<Vec<Cell>>>, EvalError>;
+/// opener (swap declined) at that komi (`None` for a pie), or `None` where nothing is known.
+pub type Solver = dyn Fn(Option<u32>) -> Result<Option<Vec<Vec<Cell>>>, EvalError>;
+pub type Solved<'a> = &'a Solver;
 
 /// The study of `game` by `player`: its reference gate against `anchors`, every class (at
 /// every komi of `komis` under the komi pie), the verdict and the solver's columns.
@@ -890,7 +894,7 @@ pub fn study(
         against_the_solver: all
             .iter()
             .filter(|c| c.against_the_solver())
-            .map(|c| class_label(c))
+            .map(class_label)
             .collect(),
         classes: all,
         classes_in_all: in_all,
@@ -1106,11 +1110,8 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
 }
 
 /// The solver's winning classes for the opener, where `--exact-sides` asks for this game.
-fn exact_solver(
-    game: &GameConfig,
-    args: &PracticalArgs,
-) -> Result<Box<dyn Fn(Option<u32>) -> Result<Option<Vec<Vec<Cell>>>, EvalError>>, EvalError> {
-    let none = || -> Box<dyn Fn(Option<u32>) -> _> { Box::new(|_| Ok(None)) };
+fn exact_solver(game: &GameConfig, args: &PracticalArgs) -> Result<Box<Solver>, EvalError> {
+    let none = || -> Box<Solver> { Box::new(|_| Ok(None)) };
     if let Some(dir) = &args.exact_from {
         let (game, dir) = (game.clone(), dir.clone());
         return Ok(Box::new(move |komi| {
