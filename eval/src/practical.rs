@@ -685,17 +685,24 @@ pub fn value_head_crossing(points: &[(u32, f64)]) -> Option<f64> {
 /// solver's swap / keep, over the classes the solver decided. `None` without classes, or
 /// when the solver puts every class in one category and the map agrees by construction.
 pub fn kappa(classes: &[ClassGames]) -> Option<f64> {
+    kappa_of(classes, |c| match c.category {
+        Category::Swap => 0,
+        Category::Keep => 1,
+        _ => 2,
+    })
+}
+
+/// Cohen's κ of the point estimates alone (swap where the opener wins more than half its
+/// games) against the solver: beside [`kappa`], it separates wrong classes from undecided ones.
+pub fn sign_kappa(classes: &[ClassGames]) -> Option<f64> {
+    kappa_of(classes, |c| usize::from(c.win_rate.estimate <= 0.5))
+}
+
+/// κ of `made` (0 swap, 1 keep, 2 other) against the solver's swap (0) / keep (1).
+fn kappa_of(classes: &[ClassGames], made: impl Fn(&ClassGames) -> usize) -> Option<f64> {
     let pairs: Vec<(usize, usize)> = classes
         .iter()
-        .filter_map(|c| {
-            let truth = usize::from(!c.exact_win?);
-            let made = match c.category {
-                Category::Swap => 0,
-                Category::Keep => 1,
-                _ => 2,
-            };
-            Some((made, truth))
-        })
+        .filter_map(|c| Some((made(c), usize::from(!c.exact_win?))))
         .collect();
     let n = pairs.len() as f64;
     if pairs.is_empty() {
@@ -804,6 +811,9 @@ pub struct PlayerStudy {
     pub cells_right: Option<[usize; 2]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kappa: Option<f64>,
+    /// The same of the point estimates alone ([`sign_kappa`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_kappa: Option<f64>,
     /// Classes clearly won or lost against the solver: decided by the other side's mistakes.
     pub against_the_solver: Vec<String>,
     pub sampling: String,
@@ -891,6 +901,7 @@ pub fn study(
             [right, exact.len()]
         }),
         kappa: (komi.is_none()).then(|| kappa(&all)).flatten(),
+        sign_kappa: (komi.is_none()).then(|| sign_kappa(&all)).flatten(),
         against_the_solver: all
             .iter()
             .filter(|c| c.against_the_solver())
@@ -1308,7 +1319,8 @@ fn markdown(studies: &[PlayerStudy], converged: &Convergence) -> String {
         if let Some(k) = s.kappa {
             let _ = writeln!(
                 md,
-                "Cohen's κ of the swap categories against the solver: {k:.2}."
+                "Cohen's κ of the swap categories against the solver: {k:.2} (of the point estimates alone: {}).",
+                show_opt(s.sign_kappa, 2)
             );
         }
         if !s.against_the_solver.is_empty() {
@@ -1633,10 +1645,14 @@ mod tests {
             .map(|&w| class(if w { Category::Swap } else { Category::Keep }, w))
             .collect();
         assert!((kappa(&perfect).unwrap() - 1.0).abs() < 1e-12);
-        // Undecided classes are not agreement.
+        // Undecided classes are not agreement, though their point estimates may be right.
         let mut unsure = perfect;
         unsure[0].category = Category::Undetermined;
         assert!(kappa(&unsure).unwrap() < 1.0);
+        unsure.iter_mut().for_each(|c| {
+            c.win_rate.estimate = if c.exact_win == Some(true) { 0.7 } else { 0.3 };
+        });
+        assert!((sign_kappa(&unsure).unwrap() - 1.0).abs() < 1e-12);
     }
 
     /// Fails if one player, a non-reference player or a vetoed figure could converge.
