@@ -219,7 +219,14 @@ fn play_class(
         let n = opts.batch.min(opts.games - games.len());
         let results = play_games(game, player, player, games.len(), n, &match_opts, None)?;
         games.extend(played(&results));
-        if clear(&distinct(&games, |g| g.black)) {
+        let outcomes = distinct(&games, |g| g.black);
+        // Stop only where the stop decides something: a class the Wald test calls clear whose
+        // interval has not yet cleared the near-even band would stay undetermined.
+        let decided = matches!(
+            Category::of(&win_rate(&outcomes)),
+            Category::Swap | Category::Keep
+        );
+        if clear(&outcomes) && decided {
             break;
         }
     }
@@ -912,7 +919,7 @@ pub fn study(
         komi,
         verdict,
         sampling: format!(
-            "Black's first turn fixed, the swap declined; then {} plies sampled among the moves within {} of the search's choice, in proportion to visits; games in batches of {} up to {}, a class stopped once a Wald test (p = 0.5 against 0.8 or 0.2, alpha = beta = 0.05) calls it clear",
+            "Black's first turn fixed, the swap declined; then {} plies sampled among the moves within {} of the search's choice, in proportion to visits; games in batches of {} up to {}, a class stopped once a Wald test (p = 0.5 against 0.8 or 0.2, alpha = beta = 0.05) calls it clear and its interval decides swap or keep",
             opts.sample_plies, opts.sample_margin, opts.batch, opts.games
         ),
     })
