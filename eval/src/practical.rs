@@ -1058,9 +1058,7 @@ const INTERVALS: &str = "95%. A class's win rate has a Wilson interval over its 
 /// Run the study for every player and write `practical.json`, `.md` and `.svg` in `--out`;
 /// returns the Markdown.
 pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
-    let config = selfplay::config::RunConfig::load(&args.config).map_err(EvalError::Config)?;
-    let eval = crate::EvalConfig::from_table(&config.table)
-        .map_err(|e| EvalError::Config(format!("{}: {e}", args.config.display())))?;
+    let (config, eval) = crate::studies::load_configs(&args.config)?;
     let game = &config.game;
     let komis = crate::studies::parse_komis(&args.komi)?;
     let komi_pie = game.komi().is_some() && !has_swap(game);

@@ -241,6 +241,14 @@ struct Loaded {
     opts: StudyOptions,
 }
 
+/// A study's run config and its `[eval]` table, an error naming the file.
+pub(crate) fn load_configs(path: &Path) -> Result<(RunConfig, crate::EvalConfig), EvalError> {
+    let run = RunConfig::load(path).map_err(EvalError::Config)?;
+    let eval = crate::EvalConfig::from_table(&run.table)
+        .map_err(|e| EvalError::Config(format!("{}: {e}", path.display())))?;
+    Ok((run, eval))
+}
+
 /// The config and players of a study, checkpoints checked against the config's game.
 fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
     load_players(args, false)
@@ -249,9 +257,7 @@ fn load(args: &StudyArgs) -> Result<Loaded, EvalError> {
 /// [`load`]; with `any_game`, checkpoints are checked against their own game rather than the
 /// config's (the pie table plays several sizes and methods, each game checked as it is played).
 fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
-    let run = RunConfig::load(&args.config).map_err(EvalError::Config)?;
-    let eval = crate::EvalConfig::from_table(&run.table)
-        .map_err(|e| EvalError::Config(format!("{}: {e}", args.config.display())))?;
+    let (run, eval) = load_configs(&args.config)?;
     let device = &args.device;
     let players = args
         .players

@@ -18,21 +18,25 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Run `eval balance STUDY` on the side-3 network of `balance` and read its JSON.
-fn study(study: &str, balance: &str, extra: &[&str]) -> serde_json::Value {
-    let out = std::env::temp_dir().join(format!(
-        "eval-truth-{study}-{balance}-{}",
-        std::process::id()
-    ));
+/// Run `eval balance STUDY --config CONFIG --player PLAYER EXTRA... --out TEMP`, check that
+/// it succeeded, and return its JSON and what it printed.
+fn balance(
+    study: &str,
+    config: &Path,
+    player: &str,
+    extra: &[&str],
+) -> (serde_json::Value, String) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("eval-truth-{study}-{}-{run}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let config = fixture(&format!("{balance}.toml"));
-    let player = format!("{}@64", fixture(balance).display());
     let o = Command::new(env!("CARGO_BIN_EXE_eval"))
         .args(["balance", study, "--config"])
-        .arg(&config)
-        .args(["--player", &player, "--out"])
-        .arg(&out)
+        .arg(config)
+        .args(["--player", player])
         .args(extra)
+        .arg("--out")
+        .arg(&out)
         .output()
         .unwrap();
     let text = format!(
@@ -44,7 +48,14 @@ fn study(study: &str, balance: &str, extra: &[&str]) -> serde_json::Value {
     println!("{text}");
     let json = std::fs::read_to_string(out.join(format!("{study}.json"))).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
-    serde_json::from_str(&json).unwrap()
+    (serde_json::from_str(&json).unwrap(), text)
+}
+
+/// Run `eval balance STUDY` on the side-3 network of `balance` at 64 visits and read its JSON.
+fn study(study: &str, balance_method: &str, extra: &[&str]) -> serde_json::Value {
+    let config = fixture(&format!("{balance_method}.toml"));
+    let player = format!("{}@64", fixture(balance_method).display());
+    balance(study, &config, &player, extra).0
 }
 
 /// `[agreeing classes, classes]` of the swap map of the side-3 network of `balance`, each
@@ -78,119 +89,74 @@ fn the_strong_pie_swap_map_agrees_with_the_solver() {
 fn an_untrained_network_gets_no_verdict_from_the_practical_study() {
     let root = std::env::temp_dir().join(format!("eval-placebo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    for balance in ["weak", "komi"] {
-        let config = fixture(&format!("{balance}.toml"));
+    for method in ["weak", "komi"] {
+        let config = fixture(&format!("{method}.toml"));
         let rc = selfplay::config::RunConfig::load(&config).unwrap();
         let device = selfplay::model::parse_device("cpu").unwrap();
         let mut model = selfplay::model::Model::random(&rc.game, &rc.network, &device, 11).unwrap();
         model.meta.komi_range = rc.selfplay.komi_range;
-        let dir = root.join(balance).join("000000");
+        let dir = root.join(method).join("000000");
         model.save(&dir).unwrap();
-        let out = root.join(format!("{balance}-study"));
         let player = format!("{}@16", dir.display());
-        let o = Command::new(env!("CARGO_BIN_EXE_eval"))
-            .args(["balance", "practical", "--config"])
-            .arg(&config)
-            .args([
-                "--player", &player, "--player", &player, "--player", &player,
-            ])
-            .args([
+        let (json, text) = balance(
+            "practical",
+            &config,
+            &player,
+            &[
+                "--player",
+                &player,
+                "--player",
+                &player,
                 "--anchor",
                 "mcts:100",
                 "--anchor-games",
                 "10",
                 "--games",
                 "16",
-            ])
-            .args(["--komi", "0..=4", "--out"])
-            .arg(&out)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
+                "--komi",
+                "0..=4",
+            ],
         );
-        assert!(o.status.success(), "{text}");
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("practical.json")).unwrap())
-                .unwrap();
         for p in json["players"].as_array().unwrap() {
-            assert!(
-                p["reference"]["not_reference"].is_string(),
-                "{balance}: {p}"
-            );
-            assert_eq!(p["verdict"]["verdict"], "not-applicable", "{balance}: {p}");
+            assert!(p["reference"]["not_reference"].is_string(), "{method}: {p}");
+            assert_eq!(p["verdict"]["verdict"], "not-applicable", "{method}: {p}");
         }
         assert_eq!(json["convergence"]["converged"], "not-applicable", "{json}");
-        if balance == "weak" {
-            // The older first-player study of the same network at two rungs: its Black's best
-            // under the pie is 0 from single deterministic games, as for every network.
-            let first = root.join("weak-first-player");
-            let o = Command::new(env!("CARGO_BIN_EXE_eval"))
-                .args(["balance", "first-player", "--config"])
-                .arg(&config)
-                .args([
-                    "--player",
-                    &player,
-                    "--player",
-                    &format!("{}@32", dir.display()),
-                ])
-                .args(["--games", "2", "--out"])
-                .arg(&first)
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&o.stdout).to_string();
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            assert!(!text.contains("Converged"), "{text}");
-            let json: serde_json::Value = serde_json::from_str(
-                &std::fs::read_to_string(first.join("first-player.json")).unwrap(),
-            )
-            .unwrap();
-            let c = &json["convergence"][0];
-            assert!(
-                c["converged"] == false && c["why"].as_str().unwrap().starts_with("n/a"),
-                "{c}"
-            );
-        }
         for word in ["effective (", "ineffective (", "converged ("] {
             assert!(
                 !text.contains(&format!("**Verdict: {word}"))
                     && !text.contains(&format!("\n{word}")),
-                "{balance}: {word}: {text}"
+                "{method}: {word}: {text}"
             );
+        }
+        if method == "weak" {
+            // The older first-player study of the same network at two rungs: its Black's best
+            // under the pie is 0 from single deterministic games, as for every network.
+            let rung = format!("{}@32", dir.display());
+            let (json, text) = balance(
+                "first-player",
+                &config,
+                &player,
+                &["--player", &rung, "--games", "2"],
+            );
+            assert!(!text.contains("Converged"), "{text}");
+            let c = &json["convergence"][0];
+            let why = c["why"].as_str().unwrap();
+            assert!(c["converged"] == false && why.starts_with("n/a"), "{c}");
         }
     }
     std::fs::remove_dir_all(&root).unwrap();
 }
 
-/// Run `eval balance practical` on a side-3 network with the solver's committed results
-/// beside every class, and read its JSON.
+/// Run `eval balance practical` on a side-3 network at 64 visits with the solver's committed
+/// results beside every class, and read its JSON.
 fn practical(config: &str, network: &str, extra: &[&str]) -> serde_json::Value {
-    let out = std::env::temp_dir().join(format!("eval-practical-{network}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
     let solved = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/solve/lifeline-3");
+    let solved = solved.display().to_string();
     let player = format!("{}@64", fixture(network).display());
-    let o = Command::new(env!("CARGO_BIN_EXE_eval"))
-        .args(["balance", "practical", "--config"])
-        .arg(fixture(config))
-        .args(["--player", &player, "--exact-from"])
-        .arg(&solved)
-        .arg("--out")
-        .arg(&out)
-        .args(extra)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "{text}");
-    println!("{text}");
-    let json = std::fs::read_to_string(out.join("practical.json")).unwrap();
-    std::fs::remove_dir_all(&out).unwrap();
-    serde_json::from_str(&json).unwrap()
+    let mut args = vec!["--exact-from", &solved];
+    args.extend_from_slice(extra);
+    balance("practical", &fixture(config), &player, &args).0
 }
 
 /// The practical komi study of the side-3 komi network (sampled games per class and komi, the
