@@ -44,8 +44,9 @@ pub struct SelfPlayConfig {
     /// included) is the search's choice, without noise or temperature; the first turn is
     /// sampled as in every game. Sampled continuations teach the value head the win rate of
     /// noisy play after an opening, where a balance study asks what the first player can
-    /// achieve with it: on side 3 such a network's best opening crossed one half near komi
-    /// 1.8, the solver's crossing is between 3 and 4.
+    /// achieve with it. Not shown to help yet: on side 3 one run at 0.5 put its value head's
+    /// fair komi at 2.92 where the same config without it reached 3.45 (the solver: between 3
+    /// and 4; docs/balance/README.md).
     pub greedy_share: f32,
 }
 
