@@ -18,6 +18,9 @@ study() { # NAME CONFIG NETWORK [EXTRA...]
 }
 study komi komi.toml komi-17200 --komi 0..=8
 study komi-old-fixture komi.toml komi --komi 0..=8
+# Convergence of the komi figures over three players: the same config, twice the budget, another seed.
+study komi-convergence komi.toml komi-17200 --player "$fixtures/komi-budget2@64" \
+  --player "$fixtures/komi-seed2@64" --komi 0..=8
 study weak weak.toml weak
 study strong strong.toml strong
 for s in 1 2; do
