@@ -262,12 +262,13 @@ struct ClassKey<'a> {
     opts: &'a PracticalOptions,
 }
 
-/// One class of `game` measured: its games, its values, and the solver's result if given.
+/// One class of `game` measured: its games and its values (`search_value`, the player's search
+/// value of the class, is computed once by the caller, which orders the classes by it).
 fn measure(
     game: &GameConfig,
     start: &AnyGame,
     player: &Contestant,
-    (key, turns): (&[Cell], usize),
+    (key, turns, search_value): (&[Cell], usize, f64),
     seed: u64,
     opts: &PracticalOptions,
 ) -> Result<ClassGames, EvalError> {
@@ -298,7 +299,7 @@ fn measure(
             win_rate: rate,
             category: Category::of(&rate),
             stopped_early,
-            search_value: value_after(start, key, player, seed)?,
+            search_value,
             value_head: value_head(&after, player),
             exact_win: None,
         })
@@ -319,19 +320,26 @@ pub fn measure_classes(
     let all = classes(&start);
     let mut order: Vec<(usize, f64)> = Vec::with_capacity(all.len());
     for (k, (key, _)) in all.iter().enumerate() {
-        order.push((k, value_after(&start, key, player, opts.seed)?.abs()));
+        order.push((k, value_after(&start, key, player, opts.seed)?));
     }
-    order.sort_by(|a, b| a.1.total_cmp(&b.1));
+    order.sort_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
     let take = if opts.max_classes == 0 {
         all.len()
     } else {
         opts.max_classes.min(all.len())
     };
     let mut out = Vec::with_capacity(take);
-    for &(k, _) in &order[..take] {
+    for &(k, value) in &order[..take] {
         let (key, turns) = &all[k];
         let seed = opts.seed.wrapping_add(7919 * k as u64);
-        out.push(measure(game, &start, player, (key, *turns), seed, opts)?);
+        out.push(measure(
+            game,
+            &start,
+            player,
+            (key, *turns, value),
+            seed,
+            opts,
+        )?);
         bar.inc(1);
     }
     Ok((out, all.len()))
