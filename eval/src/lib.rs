@@ -16,6 +16,7 @@ pub mod balance;
 pub mod charts;
 pub mod config;
 pub mod elo;
+pub mod endgames;
 pub mod exact;
 pub mod gate;
 pub mod http;

@@ -147,6 +147,12 @@ enum Command {
         #[command(subcommand)]
         study: eval::studies::Study,
     },
+    /// Late positions of a player's own games proved exactly (a truth set with certificates),
+    /// and a player's value-sign and best-move accuracy on them.
+    Endgames {
+        #[command(subcommand)]
+        command: eval::endgames::Endgames,
+    },
 }
 
 /// What the roles that judge checkpoints in the background (gatekeeper, rater) are given.
@@ -386,6 +392,10 @@ fn main() -> Result<()> {
         )?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
         Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
+        Command::Endgames { command } => match command {
+            eval::endgames::Endgames::Build(args) => print!("{}", eval::endgames::build(&args)?),
+            eval::endgames::Endgames::Score(args) => print!("{}", eval::endgames::score(&args)?),
+        },
         Command::Solve {
             args,
             order,

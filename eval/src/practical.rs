@@ -235,7 +235,7 @@ fn play_class(
 }
 
 /// The raw value head's value for Black of `g` (no search); `None` for a player without one.
-fn value_head(g: &AnyGame, player: &Contestant) -> Option<f64> {
+pub(crate) fn value_head(g: &AnyGame, player: &Contestant) -> Option<f64> {
     let Brain::Net { model, .. } = &player.brain else {
         return None;
     };
