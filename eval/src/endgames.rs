@@ -17,8 +17,9 @@
 //!
 //! **What it trusts.** A position's winner: its certificate, checked by
 //! [`engine::proof::check`] before it is written (and again by `engine solve check`; CI checks
-//! a sample of the committed set). The best-move judgement: df-pn's answer on the position
-//! after the player's move, with no certificate.
+//! a sample of the committed set). The best-move judgement: the certificate where its strategy
+//! plays the player's move; elsewhere df-pn's answer on the position after that move, with no
+//! certificate (each judged position says which).
 //!
 //! **Resumption.** `positions.json` is rewritten atomically after every position, each
 //! certificate before its entry; the same command resumes a killed build where it stopped (the
@@ -443,6 +444,10 @@ pub struct Judged {
     /// In a position the mover wins: whether that move keeps the win (`None`: the mover loses,
     /// or df-pn did not settle the position after the move in its budget).
     pub keeps_win: Option<bool>,
+    /// What settled `keeps_win`: `certificate` (the move is the certified strategy's) or
+    /// `df-pn` (the position after it proved, without a certificate).
+    #[serde(default)]
+    pub settled_by: Option<String>,
 }
 
 /// Hits out of a count, with the Wilson 95% interval.
@@ -547,13 +552,10 @@ fn judge(
     })?;
     let best = result.best();
     let mover_wins = p.winner == p.to_move;
-    let keeps_win = if mover_wins {
-        let mut after = g.clone();
-        after.apply(best);
-        let table = args.table_mib << 20;
-        mover_wins_after(&after, p.to_move, args.seconds, table)
+    let (keeps_win, settled_by) = if mover_wins {
+        keeps_win(g, best, p, args)?
     } else {
-        None
+        (None, None)
     };
     Ok(Judged {
         proof: p.proof.clone(),
@@ -567,7 +569,29 @@ fn judge(
         }),
         best: g.action_to_string(best),
         keeps_win,
+        settled_by,
     })
+}
+
+/// Whether `best`, played in `g` whose mover wins, keeps the win, and what settled it: the
+/// position's certificate where its strategy plays that very move (a move of a checked winning
+/// strategy wins), else df-pn on the position after it.
+fn keeps_win(
+    g: &AnyGame,
+    best: engine::Action,
+    p: &TruthPosition,
+    args: &ScoreArgs,
+) -> Result<(Option<bool>, Option<String>), EvalError> {
+    let path = args.set.join(&p.proof);
+    let (certificate, _) =
+        Certificate::read(&path).map_err(|e| EvalError::Config(e.to_string()))?;
+    if certificate.moves.get(&g.hash()) == Some(&best) {
+        return Ok((Some(true), Some("certificate".into())));
+    }
+    let mut after = g.clone();
+    after.apply(best);
+    let keeps = mover_wins_after(&after, p.to_move, args.seconds, args.table_mib << 20);
+    Ok((keeps, keeps.map(|_| "df-pn".into())))
 }
 
 /// Whether `mover` wins `after` (the position after its move), by df-pn.
@@ -677,6 +701,18 @@ fn markdown(s: &Score, set: &TruthSet) -> String {
         row(&mut md, &e.to_string(), a);
     }
     row(&mut md, "all", &s.all);
+    let by = |how: &str| {
+        s.judged
+            .iter()
+            .filter(|j| j.settled_by.as_deref() == Some(how))
+            .count()
+    };
+    let _ = writeln!(
+        md,
+        "\nBest moves settled by the position's certificate (the player's move is the certified strategy's): {}; by df-pn on the position after the move (no certificate): {}.",
+        by("certificate"),
+        by("df-pn")
+    );
     let _ = writeln!(md, "\nIntervals: {}\n", s.intervals);
     let _ = writeln!(md, "Made by `{}`.", s.command);
     md
@@ -823,6 +859,7 @@ mod tests {
             value_head: Some(value),
             best: String::new(),
             keeps_win,
+            settled_by: None,
         };
         let all = [
             j(true, 0.5, Some(true)),
