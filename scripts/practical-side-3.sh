@@ -3,17 +3,18 @@
 # binary: each network of eval/tests/fixtures/lifeline-3 through `eval balance practical` at 64
 # visits, the solver's class-by-class results read from docs/solve/lifeline-3 (df-pn, with
 # certificates). Each folder gets practical.json (with its command), .md and .svg.
-# Usage: scripts/practical-side-3.sh [OUT]   (after `cargo build --release -p eval`; ~2 minutes
+# Usage: scripts/practical-side-3.sh [OUT]   (after `cargo build --release -p eval`; ~8 minutes
 # on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval_bin="${EVAL:-target/release/eval}"
 out="${1:-docs/balance/practical-3}"
 fixtures=eval/tests/fixtures/lifeline-3
-study() { # NAME CONFIG NETWORK [EXTRA...]
+study() { # NAME CONFIG NETWORK[@VISITS, default 64] [EXTRA...]
   local name="$1" config="$2" network="$3"
   shift 3
-  "$eval_bin" balance practical --config "$fixtures/$config" --player "$fixtures/$network@64" \
+  [[ "$network" == *@* ]] || network="$network@64"
+  "$eval_bin" balance practical --config "$fixtures/$config" --player "$fixtures/$network" \
     --exact-from docs/solve/lifeline-3 --out "$out/$name" "$@" | head -n 3
 }
 study komi komi.toml komi-17200 --komi 0..=8
@@ -25,5 +26,10 @@ study weak weak.toml weak
 study strong strong.toml strong
 for s in 1 2; do
   [ -d "$fixtures/strong-seed$s" ] && study "strong-seed$s" strong.toml "strong-seed$s"
+  # Four times the budget, at 64 and at 256 visits (the swap map's κ against the solver).
+  if [ -d "$fixtures/strong-seed$s-x4" ]; then
+    study "strong-seed$s-x4" strong.toml "strong-seed$s-x4"
+    study "strong-seed$s-x4-256" strong.toml "strong-seed$s-x4@256"
+  fi
 done
 echo "written: $out"

@@ -51,6 +51,20 @@ pub enum Endgames {
     Build(BuildArgs),
     /// The player's value-sign and best-move accuracy on a set (score.json, .md, .svg).
     Score(ScoreArgs),
+    /// Prove again the positions of a set whose certificate is missing (the largest are not
+    /// committed), each checked and compared with its entry: the same winner and df-pn nodes.
+    Reprove(ReproveArgs),
+}
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct ReproveArgs {
+    #[arg(long)]
+    pub set: PathBuf,
+    /// df-pn's budget per position (a slower machine needs more than the build's).
+    #[arg(long, default_value_t = 600.0)]
+    pub seconds: f64,
+    #[arg(long, default_value_t = 128)]
+    pub table_mib: usize,
 }
 
 #[derive(Clone, Debug, clap::Args)]
@@ -410,6 +424,43 @@ pub fn build(args: &BuildArgs) -> Result<String, EvalError> {
     ))
 }
 
+/// `eval endgames reprove`: returns a one-line summary.
+pub fn reprove(args: &ReproveArgs) -> Result<String, EvalError> {
+    let set = TruthSet::read(&args.set)?;
+    let missing: Vec<&TruthPosition> = set
+        .positions
+        .iter()
+        .filter(|p| !args.set.join(&p.proof).exists())
+        .collect();
+    let bar = crate::matches::progress_bar(missing.len() as u64, true, "certificates remade");
+    for p in &missing {
+        let line = line_of(&p.game, &p.setup)?;
+        let g = line.last().expect("a line holds its start");
+        let table = args.table_mib << 20;
+        let certificate = prove(g, &p.game, &p.setup, args.seconds, table)?.ok_or_else(|| {
+            EvalError::Config(format!("{}: not proved in {} s", p.proof, args.seconds))
+        })?;
+        // df-pn is deterministic: the same position gives the same proof, whatever the clock.
+        let header = &certificate.header;
+        if header.winner != p.winner || header.search.nodes != p.nodes {
+            return Err(EvalError::Config(format!(
+                "{}: proved again, {} wins in {} nodes, where the set says {} in {}",
+                p.proof, header.winner, header.search.nodes, p.winner, p.nodes
+            )));
+        }
+        certificate
+            .write(&args.set.join(&p.proof), g)
+            .map_err(|e| EvalError::Config(e.to_string()))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(format!(
+        "{} certificates remade, each the same winner and nodes as its entry, in {}\n",
+        missing.len(),
+        args.set.display()
+    ))
+}
+
 fn write_set(dir: &Path, set: &TruthSet) -> Result<(), EvalError> {
     let text = serde_json::to_string_pretty(set).expect("a set serialises") + "\n";
     Ok(run::write_atomic(&dir.join(SET_FILE), text.as_bytes())?)
@@ -492,7 +543,11 @@ pub struct Accuracies {
     pub positions: usize,
     /// The search value's sign against the proved result (a value of 0 counts as wrong).
     pub value_sign: Accuracy,
+    /// Cohen's κ of "the mover wins" as the value's sign says it against the proof: agreement
+    /// beyond what a value that guessed at the same rates would get (0: chance, 1: perfect).
+    pub value_sign_kappa: Option<f64>,
     pub value_head_sign: Accuracy,
+    pub value_head_sign_kappa: Option<f64>,
     /// Over the positions whose mover wins and whose move was settled.
     pub best_move: Accuracy,
     /// Positions whose mover wins where the position after the move was not settled.
@@ -505,6 +560,12 @@ impl Accuracies {
         Accuracies {
             positions: judged.len(),
             value_sign: Accuracy::of(judged.iter().map(|j| sign(j.value, j.mover_wins))),
+            value_sign_kappa: kappa(judged.iter().map(|j| (j.value > 0.0, j.mover_wins))),
+            value_head_sign_kappa: kappa(
+                judged
+                    .iter()
+                    .filter_map(|j| Some((j.value_head? > 0.0, j.mover_wins))),
+            ),
             value_head_sign: Accuracy::of(
                 judged
                     .iter()
@@ -517,6 +578,23 @@ impl Accuracies {
                 .count(),
         }
     }
+}
+
+/// Cohen's κ of two yes/no ratings of the same items; `None` without items, or where chance
+/// agreement is already total (both always say the same one thing).
+pub fn kappa(pairs: impl Iterator<Item = (bool, bool)>) -> Option<f64> {
+    let (mut n, mut agree, mut a_yes, mut b_yes) = (0.0, 0.0, 0.0, 0.0);
+    for (a, b) in pairs {
+        n += 1.0;
+        agree += f64::from(u8::from(a == b));
+        a_yes += f64::from(u8::from(a));
+        b_yes += f64::from(u8::from(b));
+    }
+    if n == 0.0 {
+        return None;
+    }
+    let chance = (a_yes * b_yes + (n - a_yes) * (n - b_yes)) / (n * n);
+    (chance < 1.0).then(|| (agree / n - chance) / (1.0 - chance))
 }
 
 /// Judge one position: the player's match search on it, and the proof of where its move leads.
@@ -688,13 +766,20 @@ fn markdown(s: &Score, set: &TruthSet) -> String {
         set.seconds_per_position,
         s.player.name
     );
-    let _ = writeln!(md, "| empty cells | positions | value sign | value head sign | best move (mover wins) | unsettled |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let _ = writeln!(md, "| empty cells | positions | value sign | κ | value head sign | κ | best move (mover wins) | unsettled |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    let k = |x: Option<f64>| x.map_or("n/a".to_string(), |x| format!("{x:.2}"));
     let row = |md: &mut String, label: &str, a: &Accuracies| {
         let _ = writeln!(
             md,
-            "| {label} | {} | {} | {} | {} | {} |",
-            a.positions, a.value_sign, a.value_head_sign, a.best_move, a.best_move_unsettled
+            "| {label} | {} | {} | {} | {} | {} | {} | {} |",
+            a.positions,
+            a.value_sign,
+            k(a.value_sign_kappa),
+            a.value_head_sign,
+            k(a.value_head_sign_kappa),
+            a.best_move,
+            a.best_move_unsettled
         );
     };
     for (e, a) in &s.by_empty {
@@ -783,6 +868,28 @@ mod tests {
         .unwrap()
     }
 
+    /// A side-3 position with 8 empty cells, not over, from the first random game (by seed)
+    /// that reaches one.
+    fn late_side_3_position() -> (GameConfig, AnyGame, Vec<String>) {
+        let game = lifeline(3);
+        let mut legal = Vec::new();
+        for seed in 0.. {
+            let mut g = game.start().unwrap();
+            let mut setup = Vec::new();
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            while empty_cells(&g) > 8 && g.outcome().is_none() {
+                g.legal_actions(&mut legal);
+                let a = legal[rand::Rng::gen_range(&mut rng, 0..legal.len())];
+                setup.push(g.action_to_string(a));
+                g.apply(a);
+            }
+            if g.outcome().is_none() {
+                return (game, g, setup);
+            }
+        }
+        unreachable!("some random game reaches 8 empty cells")
+    }
+
     // Fails if a reversed or malformed range is accepted (a build would take no position).
     #[test]
     fn empty_ranges_parse_and_bad_ones_are_refused() {
@@ -825,17 +932,7 @@ mod tests {
     // alpha-beta solver finds (the two solvers share only the rules).
     #[test]
     fn a_late_side_3_position_is_proved_with_a_certificate_that_agrees_with_alpha_beta() {
-        let game = lifeline(3);
-        let mut g = game.start().unwrap();
-        let mut legal = Vec::new();
-        let mut setup = Vec::new();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        while empty_cells(&g) > 8 && g.outcome().is_none() {
-            g.legal_actions(&mut legal);
-            let a = legal[rand::Rng::gen_range(&mut rng, 0..legal.len())];
-            setup.push(g.action_to_string(a));
-            g.apply(a);
-        }
+        let (game, g, setup) = late_side_3_position();
         let cert = prove(&g, &game, &setup, 60.0, 1 << 20).unwrap().unwrap();
         proof::check(&g, cert.header.winner, &cert.moves).unwrap();
         let solved = engine::solve::Solver::new(1 << 16).solve(&g);
@@ -845,6 +942,48 @@ mod tests {
             engine::solve::Value::Draw => panic!("no draws expected on side 3"),
         };
         assert_eq!(cert.header.winner, ab_winner);
+    }
+
+    // Fails if a missing certificate is not remade, or is remade with another strategy than
+    // the one the build wrote (the committed set relies on remaking its largest certificates).
+    #[test]
+    fn a_missing_certificate_is_remade_with_the_same_strategy() {
+        let (game, g, setup) = late_side_3_position();
+        let cert = prove(&g, &game, &setup, 60.0, 1 << 20).unwrap().unwrap();
+        let dir = std::env::temp_dir().join(format!("endgames-reprove-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let set = TruthSet {
+            player: crate::players::Contestant::random().info,
+            weights: None,
+            empty: [8, 8],
+            seconds_per_position: 60.0,
+            positions: vec![TruthPosition {
+                game: game.clone(),
+                setup: setup.clone(),
+                empty: empty_cells(&g),
+                to_move: g.to_move(),
+                winner: cert.header.winner,
+                proof: "p0000.proof".into(),
+                nodes: cert.header.search.nodes,
+                seconds: cert.header.search.seconds,
+                strategy: cert.header.moves,
+                source_game: 0,
+            }],
+            unproved: Vec::new(),
+            command: String::new(),
+        };
+        write_set(&dir, &set).unwrap();
+        let args = ReproveArgs {
+            set: dir.clone(),
+            seconds: 60.0,
+            table_mib: 1,
+        };
+        reprove(&args).unwrap();
+        let (again, _) = Certificate::read(&dir.join("p0000.proof")).unwrap();
+        assert_eq!(again.header.winner, cert.header.winner);
+        assert_eq!(again.moves, cert.moves);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     // Fails if a value of the wrong sign, or of 0, counts as a hit, or if a losing mover's
@@ -872,5 +1011,19 @@ mod tests {
         assert_eq!((a.value_sign.hits, a.value_sign.of), (3, 5));
         assert_eq!((a.best_move.hits, a.best_move.of), (1, 2));
         assert_eq!(a.best_move_unsettled, 1);
+    }
+
+    // Fails if κ counts raw agreement (a rater that always says yes agrees with a mostly-yes
+    // truth often, and must get 0), or if perfect agreement is not 1.
+    #[test]
+    fn kappa_is_agreement_beyond_chance() {
+        let truth = [true, true, true, false];
+        let always = truth.iter().map(|&t| (true, t));
+        assert_eq!(kappa(always), Some(0.0));
+        let perfect = truth.iter().map(|&t| (t, t));
+        assert_eq!(kappa(perfect), Some(1.0));
+        let flipped = truth.iter().map(|&t| (!t, t));
+        assert!(kappa(flipped).unwrap() < 0.0);
+        assert_eq!(kappa(std::iter::empty()), None);
     }
 }

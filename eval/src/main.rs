@@ -395,6 +395,9 @@ fn main() -> Result<()> {
         Command::Endgames { command } => match command {
             eval::endgames::Endgames::Build(args) => print!("{}", eval::endgames::build(&args)?),
             eval::endgames::Endgames::Score(args) => print!("{}", eval::endgames::score(&args)?),
+            eval::endgames::Endgames::Reprove(args) => {
+                print!("{}", eval::endgames::reprove(&args)?)
+            }
         },
         Command::Solve {
             args,
