@@ -653,18 +653,23 @@ fn judge(
 
 /// Whether `best`, played in `g` whose mover wins, keeps the win, and what settled it: the
 /// position's certificate where its strategy plays that very move (a move of a checked winning
-/// strategy wins), else df-pn on the position after it.
+/// strategy wins), else df-pn on the position after it (also where the certificate is not
+/// there: the same answer where df-pn settles it in its budget, only `settled_by` differs).
 fn keeps_win(
     g: &AnyGame,
     best: engine::Action,
     p: &TruthPosition,
     args: &ScoreArgs,
 ) -> Result<(Option<bool>, Option<String>), EvalError> {
+    // A set may lack its largest certificates (`eval endgames reprove` makes them again):
+    // df-pn settles the move then.
     let path = args.set.join(&p.proof);
-    let (certificate, _) =
-        Certificate::read(&path).map_err(|e| EvalError::Config(e.to_string()))?;
-    if certificate.moves.get(&g.hash()) == Some(&best) {
-        return Ok((Some(true), Some("certificate".into())));
+    if path.exists() {
+        let (certificate, _) =
+            Certificate::read(&path).map_err(|e| EvalError::Config(e.to_string()))?;
+        if certificate.moves.get(&g.hash()) == Some(&best) {
+            return Ok((Some(true), Some("certificate".into())));
+        }
     }
     let mut after = g.clone();
     after.apply(best);
