@@ -220,6 +220,16 @@ pub fn pick(line: &[AnyGame], target: usize) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// df-pn as every proof of this module runs it: the engine's stone order, `seconds` per call.
+fn solver(seconds: f64, table_bytes: usize) -> Dfpn<AnyGame> {
+    Dfpn::new(table_bytes)
+        .with_order(StoneOrder)
+        .with_limits(Limits {
+            nodes: None,
+            time: Some(Duration::from_secs_f64(seconds)),
+        })
+}
+
 /// The winner of `g` proved by df-pn within `seconds`, with a checked certificate; `None` when
 /// the budget ran out (or no winner exists: a draw).
 pub fn prove(
@@ -229,12 +239,7 @@ pub fn prove(
     seconds: f64,
     table_bytes: usize,
 ) -> Result<Option<Certificate>, EvalError> {
-    let mut dfpn = Dfpn::new(table_bytes)
-        .with_order(StoneOrder)
-        .with_limits(Limits {
-            nodes: None,
-            time: Some(Duration::from_secs_f64(seconds)),
-        });
+    let mut dfpn = solver(seconds, table_bytes);
     let proved = dfpn.prove(g);
     let Some(wins) = proved.wins else {
         return Ok(None);
@@ -277,13 +282,7 @@ fn mover_wins(g: &AnyGame, seconds: f64, table_bytes: usize) -> Option<bool> {
     if let Some(o) = g.outcome() {
         return Some(o.winner == Some(g.to_move()));
     }
-    let mut dfpn = Dfpn::new(table_bytes)
-        .with_order(StoneOrder)
-        .with_limits(Limits {
-            nodes: None,
-            time: Some(Duration::from_secs_f64(seconds)),
-        });
-    dfpn.prove(g).wins
+    solver(seconds, table_bytes).prove(g).wins
 }
 
 fn weights_of(player: &Contestant) -> Option<String> {
