@@ -19,9 +19,12 @@ study() { # NAME CONFIG NETWORK[@VISITS, default 64] [EXTRA...]
 }
 study komi komi.toml komi-17200 --komi 0..=8
 study komi-old-fixture komi.toml komi --komi 0..=8
-# Convergence of the komi figures over three players: the same config, twice the budget, another seed.
+# Convergence of the komi figures over the players of one recipe: the same config, twice and four
+# times the budget (the last where its network is there), another seed.
+x4=()
+[ -d "$fixtures/komi-x4" ] && x4=(--player "$fixtures/komi-x4@64")
 study komi-convergence komi.toml komi-17200 --player "$fixtures/komi-budget2@64" \
-  --player "$fixtures/komi-seed2@64" --komi 0..=8
+  --player "$fixtures/komi-seed2@64" "${x4[@]}" --komi 0..=8
 study weak weak.toml weak
 study strong strong.toml strong
 for s in 1 2; do
