@@ -352,6 +352,16 @@ pub fn build(args: &BuildArgs) -> Result<String, EvalError> {
         if set.positions.len() >= args.positions {
             break;
         }
+        // A budget too small for the cells asked for would leave every position out, forever.
+        if set.unproved.len() > args.positions {
+            return Err(EvalError::Config(format!(
+                "{}: df-pn left out {} positions (not proved in {} s) for {} proved: give it more --seconds or fewer --empty cells",
+                args.out.join(SET_FILE).display(),
+                set.unproved.len(),
+                args.seconds,
+                set.positions.len()
+            )));
+        }
         let first = round * batch;
         if (first..first + batch).all(|i| set.has_game(i)) {
             continue;
@@ -494,10 +504,20 @@ pub struct Judged {
     /// In a position the mover wins: whether that move keeps the win (`None`: the mover loses,
     /// or df-pn did not settle the position after the move in its budget).
     pub keeps_win: Option<bool>,
-    /// What settled `keeps_win`: `certificate` (the move is the certified strategy's) or
-    /// `df-pn` (the position after it proved, without a certificate).
+    /// What settled `keeps_win`.
     #[serde(default)]
-    pub settled_by: Option<String>,
+    pub settled_by: Option<Settled>,
+}
+
+/// What settled whether a move keeps the win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Settled {
+    /// The move is the one the position's checked certificate plays.
+    #[serde(rename = "certificate")]
+    Certificate,
+    /// df-pn proved the position after the move, without a certificate.
+    #[serde(rename = "df-pn")]
+    Dfpn,
 }
 
 /// Hits out of a count, with the Wilson 95% interval.
@@ -542,8 +562,8 @@ pub struct Accuracies {
     pub positions: usize,
     /// The search value's sign against the proved result (a value of 0 counts as wrong).
     pub value_sign: Accuracy,
-    /// Cohen's κ of "the mover wins" as the value's sign says it against the proof: agreement
-    /// beyond what a value that guessed at the same rates would get (0: chance, 1: perfect).
+    /// Cohen's κ of "the mover wins" as the value's sign says it (0 reads as "loses") against
+    /// the proof: agreement beyond what a value that guessed at the same rates would get.
     pub value_sign_kappa: Option<f64>,
     pub value_head_sign: Accuracy,
     pub value_head_sign_kappa: Option<f64>,
@@ -553,17 +573,24 @@ pub struct Accuracies {
     pub best_move_unsettled: usize,
 }
 
+/// κ of "the mover wins" as a value's sign says it (a value of 0 reads as "loses") against the
+/// proof.
+fn kappa(values: impl Iterator<Item = (f64, bool)>) -> Option<f64> {
+    let yes = |b: bool| usize::from(b);
+    crate::score::cohen_kappa(values.map(|(v, wins)| (yes(v > 0.0), yes(wins))))
+}
+
 impl Accuracies {
     pub fn of(judged: &[&Judged]) -> Accuracies {
         let sign = |v: f64, wins: bool| (v > 0.0) == wins && v != 0.0;
         Accuracies {
             positions: judged.len(),
             value_sign: Accuracy::of(judged.iter().map(|j| sign(j.value, j.mover_wins))),
-            value_sign_kappa: kappa(judged.iter().map(|j| (j.value > 0.0, j.mover_wins))),
+            value_sign_kappa: kappa(judged.iter().map(|j| (j.value, j.mover_wins))),
             value_head_sign_kappa: kappa(
                 judged
                     .iter()
-                    .filter_map(|j| Some((j.value_head? > 0.0, j.mover_wins))),
+                    .filter_map(|j| Some((j.value_head?, j.mover_wins))),
             ),
             value_head_sign: Accuracy::of(
                 judged
@@ -577,23 +604,6 @@ impl Accuracies {
                 .count(),
         }
     }
-}
-
-/// Cohen's κ of two yes/no ratings of the same items; `None` without items, or where chance
-/// agreement is already total (both always say the same one thing).
-pub fn kappa(pairs: impl Iterator<Item = (bool, bool)>) -> Option<f64> {
-    let (mut n, mut agree, mut a_yes, mut b_yes) = (0.0, 0.0, 0.0, 0.0);
-    for (a, b) in pairs {
-        n += 1.0;
-        agree += f64::from(u8::from(a == b));
-        a_yes += f64::from(u8::from(a));
-        b_yes += f64::from(u8::from(b));
-    }
-    if n == 0.0 {
-        return None;
-    }
-    let chance = (a_yes * b_yes + (n - a_yes) * (n - b_yes)) / (n * n);
-    (chance < 1.0).then(|| (agree / n - chance) / (1.0 - chance))
 }
 
 /// Judge one position: the player's match search on it, and the proof of where its move leads.
@@ -659,7 +669,7 @@ fn keeps_win(
     best: engine::Action,
     p: &TruthPosition,
     args: &ScoreArgs,
-) -> Result<(Option<bool>, Option<String>), EvalError> {
+) -> Result<(Option<bool>, Option<Settled>), EvalError> {
     // A set may lack its largest certificates (`eval endgames reprove` makes them again):
     // df-pn settles the move then.
     let path = args.set.join(&p.proof);
@@ -667,13 +677,13 @@ fn keeps_win(
         let (certificate, _) =
             Certificate::read(&path).map_err(|e| EvalError::Config(e.to_string()))?;
         if certificate.moves.get(&g.hash()) == Some(&best) {
-            return Ok((Some(true), Some("certificate".into())));
+            return Ok((Some(true), Some(Settled::Certificate)));
         }
     }
     let mut after = g.clone();
     after.apply(best);
     let keeps = mover_wins_after(&after, p.to_move, args.seconds, args.table_mib << 20);
-    Ok((keeps, keeps.map(|_| "df-pn".into())))
+    Ok((keeps, keeps.map(|_| Settled::Dfpn)))
 }
 
 /// Whether `mover` wins `after` (the position after its move), by df-pn.
@@ -790,17 +800,17 @@ fn markdown(s: &Score, set: &TruthSet) -> String {
         row(&mut md, &e.to_string(), a);
     }
     row(&mut md, "all", &s.all);
-    let by = |how: &str| {
+    let by = |how: Settled| {
         s.judged
             .iter()
-            .filter(|j| j.settled_by.as_deref() == Some(how))
+            .filter(|j| j.settled_by == Some(how))
             .count()
     };
     let _ = writeln!(
         md,
         "\nBest moves settled by the position's certificate (the player's move is the certified strategy's): {}; by df-pn on the position after the move (no certificate): {}.",
-        by("certificate"),
-        by("df-pn")
+        by(Settled::Certificate),
+        by(Settled::Dfpn)
     );
     let _ = writeln!(md, "\nIntervals: {}\n", s.intervals);
     let _ = writeln!(md, "Made by `{}`.", s.command);
@@ -1015,19 +1025,5 @@ mod tests {
         assert_eq!((a.value_sign.hits, a.value_sign.of), (3, 5));
         assert_eq!((a.best_move.hits, a.best_move.of), (1, 2));
         assert_eq!(a.best_move_unsettled, 1);
-    }
-
-    // Fails if κ counts raw agreement (a rater that always says yes agrees with a mostly-yes
-    // truth often, and must get 0), or if perfect agreement is not 1.
-    #[test]
-    fn kappa_is_agreement_beyond_chance() {
-        let truth = [true, true, true, false];
-        let always = truth.iter().map(|&t| (true, t));
-        assert_eq!(kappa(always), Some(0.0));
-        let perfect = truth.iter().map(|&t| (t, t));
-        assert_eq!(kappa(perfect), Some(1.0));
-        let flipped = truth.iter().map(|&t| (!t, t));
-        assert!(kappa(flipped).unwrap() < 0.0);
-        assert_eq!(kappa(std::iter::empty()), None);
     }
 }

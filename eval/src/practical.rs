@@ -715,21 +715,11 @@ pub fn sign_kappa(classes: &[ClassGames]) -> Option<f64> {
 
 /// κ of `made` (0 swap, 1 keep, 2 other) against the solver's swap (0) / keep (1).
 fn kappa_of(classes: &[ClassGames], made: impl Fn(&ClassGames) -> usize) -> Option<f64> {
-    let pairs: Vec<(usize, usize)> = classes
-        .iter()
-        .filter_map(|c| Some((made(c), usize::from(!c.exact_win?))))
-        .collect();
-    let n = pairs.len() as f64;
-    if pairs.is_empty() {
-        return None;
-    }
-    let observed = pairs.iter().filter(|(m, t)| m == t).count() as f64 / n;
-    let share =
-        |f: &dyn Fn(&(usize, usize)) -> bool| pairs.iter().filter(|p| f(p)).count() as f64 / n;
-    let expected: f64 = (0..2)
-        .map(|k| share(&|p| p.0 == k) * share(&|p| p.1 == k))
-        .sum();
-    (expected < 1.0).then(|| (observed - expected) / (1.0 - expected))
+    crate::score::cohen_kappa(
+        classes
+            .iter()
+            .filter_map(|c| Some((made(c), usize::from(!c.exact_win?)))),
+    )
 }
 
 /// Whether a figure converged over several players.

@@ -1,5 +1,6 @@
 //! Figures with their 95% intervals: a Wilson score interval ([`Estimate`]), and a score
-//! measured by play over distinct games ([`Score`]).
+//! measured by play over distinct games ([`Score`]); and Cohen's κ ([`cohen_kappa`]), the
+//! agreement of two ratings beyond chance.
 
 use serde::{Deserialize, Serialize};
 
@@ -121,6 +122,27 @@ impl Score {
     }
 }
 
+/// Cohen's κ of two ratings of the same items, each pair `(a, b)` the categories (0, 1, ...)
+/// the two gave one item: agreement beyond what raters that chose at the same rates would
+/// reach by chance (0: chance, 1: perfect). `None` without items, or where chance agreement is
+/// already total (both put every item in one and the same category).
+pub fn cohen_kappa(pairs: impl IntoIterator<Item = (usize, usize)>) -> Option<f64> {
+    let pairs: Vec<(usize, usize)> = pairs.into_iter().collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    let observed = pairs.iter().filter(|(a, b)| a == b).count() as f64 / n;
+    let categories = pairs.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0) + 1;
+    let share = |k: usize, side: fn(&(usize, usize)) -> usize| {
+        pairs.iter().filter(|p| side(p) == k).count() as f64 / n
+    };
+    let expected: f64 = (0..categories)
+        .map(|k| share(k, |p| p.0) * share(k, |p| p.1))
+        .sum();
+    (expected < 1.0).then(|| (observed - expected) / (1.0 - expected))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +170,16 @@ mod tests {
         let (lo, hi) = many.bounds();
         assert!(lo < 0.75 && 0.75 < hi && !many.deterministic(), "{many:?}");
         assert!(many.admits(0.5) && !one.admits(0.0));
+    }
+
+    // Fails if κ counts raw agreement (a rater that always says yes agrees with a mostly-yes
+    // truth often, and must get 0), or if perfect agreement is not 1.
+    #[test]
+    fn kappa_is_agreement_beyond_chance() {
+        let truth = [1, 1, 1, 0];
+        assert_eq!(cohen_kappa(truth.iter().map(|&t| (1, t))), Some(0.0));
+        assert_eq!(cohen_kappa(truth.iter().map(|&t| (t, t))), Some(1.0));
+        assert!(cohen_kappa(truth.iter().map(|&t| (1 - t, t))).unwrap() < 0.0);
+        assert_eq!(cohen_kappa(std::iter::empty()), None);
     }
 }
