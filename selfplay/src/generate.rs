@@ -7,7 +7,7 @@
 //! to the calling thread, which owns the progress bar and the files.
 
 use crate::config::RunConfig;
-use crate::search::{Evaluator, SearchError};
+use crate::search::{Evaluator, EvaluatorCounts, Metered, SearchError};
 use crate::shard::{write_shard, Sample, ShardError, ShardMeta};
 use crate::worker::{FinishedGame, SelfPlay};
 use engine::record::{write_records_to, GameRecord};
@@ -36,6 +36,9 @@ pub struct RunSummary {
     pub resign_checks: usize,
     pub false_resignations: usize,
     pub seconds: f64,
+    /// What the games asked of their evaluators, over all threads: calls and positions (the
+    /// network batch self-play forms) and the seconds inside them.
+    pub evaluator: EvaluatorCounts,
     /// The shards written (one per board size) and their record files, in the same order.
     pub shards: Vec<PathBuf>,
     pub records: Vec<PathBuf>,
@@ -72,7 +75,7 @@ impl RunSummary {
     /// One line for logs: games, samples, results, speed.
     pub fn line(&self) -> String {
         format!(
-            "{} games, {} samples, black {} white {} draw {}, avg length {:.1}, {:.0} decisions/s, resigned {} (false {}/{})",
+            "{} games, {} samples, black {} white {} draw {}, avg length {:.1}, {:.0} decisions/s, resigned {} (false {}/{}), mean network batch {:.0}",
             self.games,
             self.samples,
             self.black,
@@ -82,7 +85,8 @@ impl RunSummary {
             self.plies as f64 / self.seconds.max(1e-9),
             self.resignations,
             self.false_resignations,
-            self.resign_checks
+            self.resign_checks,
+            self.evaluator.mean_batch()
         )
     }
 }
@@ -210,7 +214,7 @@ where
                 let tx = tx.clone();
                 let make = &make;
                 scope.spawn(move || {
-                    let mut evaluator = make(t);
+                    let mut evaluator = Metered::new(make(t));
                     let mut rng =
                         rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(t as u64));
                     let sp = SelfPlay {
@@ -222,6 +226,7 @@ where
                     sp.run(&mut evaluator, share, &mut rng, |g| {
                         let _ = tx.send(g);
                     })
+                    .map(|()| evaluator.counts)
                 })
             })
             .collect();
@@ -241,7 +246,9 @@ where
             .collect::<Vec<_>>()
     });
     bar.finish_and_clear();
-    results.into_iter().collect::<Result<Vec<()>, _>>()?;
+    for counts in results.into_iter().collect::<Result<Vec<_>, _>>()? {
+        summary.evaluator.add(&counts);
+    }
     Ok((summary, by_size))
 }
 

@@ -599,3 +599,59 @@ fn a_greedy_game_samples_only_black_s_first_turn() {
         .unwrap_err()
         .contains("selfplay.greedy_share"));
 }
+
+/// An evaluator that adds its calls and positions to counters shared with the test.
+struct Shared<'a> {
+    calls: &'a std::sync::atomic::AtomicU64,
+    positions: &'a std::sync::atomic::AtomicU64,
+}
+
+impl<G: Game> Evaluator<G> for Shared<'_> {
+    fn evaluate(&mut self, positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.calls.fetch_add(1, Relaxed);
+        self.positions.fetch_add(positions.len() as u64, Relaxed);
+        UniformEvaluator.evaluate(positions, legal, out)
+    }
+}
+
+/// The run's summary counts every call and position of every thread's evaluator (the loop's
+/// machine line and log report the network batch from it). Fails if a thread's counts were
+/// dropped or counted twice, or if the batch it reports were the configured per-search batch
+/// rather than the one formed across the games in flight.
+#[test]
+fn a_run_reports_the_network_batch_its_games_formed() {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let cfg = RunConfig::parse(
+        "game = \"lifeline\"\n[options]\nsize = 4\n[search]\nvisits = 16\nbatch = 4\ncache_size = 0\n[selfplay]\ngames_in_flight = 8\nfast_visits = 16\nthreads = 2\n",
+    )
+    .unwrap();
+    let dir = temp_dir("metered");
+    let run = run::RunDir::new(&dir);
+    let out = selfplay::generate::RunOutput {
+        run: &run,
+        model: "uniform",
+        iteration: None,
+        progress: false,
+        stop: &run::Stop::on_signal(),
+    };
+    let (calls, positions) = (AtomicU64::new(0), AtomicU64::new(0));
+    let make = |_| Shared {
+        calls: &calls,
+        positions: &positions,
+    };
+    let summary = selfplay::generate::generate(&cfg, make, 16, 2, 5, &out).unwrap();
+    assert_eq!(summary.evaluator.calls, calls.load(Relaxed));
+    assert_eq!(summary.evaluator.positions, positions.load(Relaxed));
+    assert!(
+        summary.evaluator.mean_batch() > cfg.search.batch as f64,
+        "mean batch {} should gather several games' leaves",
+        summary.evaluator.mean_batch()
+    );
+    assert!(
+        summary.line().contains("mean network batch"),
+        "{}",
+        summary.line()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,7 +10,7 @@
 use anyhow::{Context, Result};
 use run::RunDir;
 use selfplay::config::RunConfig;
-use selfplay::generate::{generate, RunOutput};
+use selfplay::generate::{generate, RunOutput, RunSummary};
 use selfplay::model::{Model, NetEvaluator};
 use selfplay::search::{Evaluation, Evaluator, UniformEvaluator};
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,15 @@ pub struct Speeds {
     pub cores: usize,
     /// Self-play samples per second on one core (the config's search and games in flight).
     pub selfplay_samples_per_second: f64,
-    /// Network evaluations per second on one core, at the search's batch size.
+    /// The network batch self-play formed (positions per evaluator call, over all games in
+    /// flight), and the network positions per second inside self-play. Absent (0) in the
+    /// `machine.json` of runs made before they were measured.
+    #[serde(default)]
+    pub selfplay_batch: f64,
+    #[serde(default)]
+    pub selfplay_positions_per_second: f64,
+    /// Network evaluations per second on one core by the inference bench, at the batch
+    /// self-play formed (the search's `batch` in runs made before that was measured).
     pub inference_positions_per_second: f64,
     pub inference_batch: usize,
     /// Training samples per second on one core, at the config's batch size, and the kernels.
@@ -64,13 +72,13 @@ pub fn available_cores() -> usize {
 
 /// Plays `games` games of `cfg` on one thread with `model` (the uniform evaluator with 8
 /// visits when `None`: positions for a window, fast) in a scratch directory that is removed
-/// again. Returns the games' samples as a window, and samples per second.
+/// again. Returns the games' samples as a window, and what the games measured.
 pub fn sample_window(
     cfg: &RunConfig,
     train: &TrainConfig,
     model: Option<&Model>,
     games: usize,
-) -> Result<(Window, f64)> {
+) -> Result<(Window, RunSummary)> {
     let dir = std::env::temp_dir().join(format!(
         "lifeline-zero-speeds-{}-{}",
         std::process::id(),
@@ -113,9 +121,8 @@ pub fn sample_window(
         }
     };
     let window = played.map_err(anyhow::Error::from).and_then(|summary| {
-        let rate = summary.samples as f64 / summary.seconds.max(1e-9);
         let window = Window::load(&scratch, &cfg.games(), train)?;
-        Ok((window, rate))
+        Ok((window, summary))
     });
     let _ = std::fs::remove_dir_all(&dir);
     window
@@ -165,10 +172,12 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
         let fresh =
             || Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg);
         let model = fresh()?.for_inference();
-        // A few games: self-play's speed per sample hardly depends on how many.
-        let (window, selfplay_rate) = sample_window(cfg, train, Some(&model), 4)?;
+        // As many games as self-play keeps in flight, so that the network batch it forms is
+        // the one a run forms (with 4 games it was about a tenth of it).
+        let games = cfg.selfplay.games_in_flight.max(4);
+        let (window, played) = sample_window(cfg, train, Some(&model), games)?;
         let budget = Duration::from_secs_f64(seconds.max(0.1));
-        let inference_batch = cfg.search.batch.max(1);
+        let inference_batch = (played.evaluator.mean_batch().round() as usize).max(1);
         let b = window.batch(inference_batch, 0, 0, false);
         let inference = rate(budget, || {
             model.run(b.inputs.clone(), &b.mask, b.size, b.height, b.width);
@@ -181,7 +190,10 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
         Ok(Speeds {
             cpu: cpu_name(),
             cores: available_cores(),
-            selfplay_samples_per_second: selfplay_rate,
+            selfplay_samples_per_second: played.samples as f64 / played.seconds.max(1e-9),
+            selfplay_batch: played.evaluator.mean_batch(),
+            selfplay_positions_per_second: played.evaluator.positions as f64
+                / played.evaluator.seconds.max(1e-9),
             inference_positions_per_second: inference,
             inference_batch,
             train_samples_per_second: training,
@@ -239,10 +251,14 @@ impl Speeds {
     /// One line for the log.
     pub fn line(&self) -> String {
         format!(
-            "{} ({} cores); one core: {:.0} self-play samples/s, {:.0} network positions/s at batch {}, {:.0} training samples/s at batch {} ({} kernels)",
+            "{} ({} cores); one core: {:.0} self-play samples/s (network batch {:.0}: {:.0} positions/s, {:.0}% of the bench's {:.0} at batch {}), {:.0} training samples/s at batch {} ({} kernels)",
             self.cpu,
             self.cores,
             self.selfplay_samples_per_second,
+            self.selfplay_batch,
+            self.selfplay_positions_per_second,
+            100.0 * self.selfplay_positions_per_second
+                / self.inference_positions_per_second.max(1e-9),
             self.inference_positions_per_second,
             self.inference_batch,
             self.train_samples_per_second,
@@ -302,6 +318,8 @@ mod tests {
             cpu: "test".into(),
             cores: 8,
             selfplay_samples_per_second: selfplay,
+            selfplay_batch: 0.0,
+            selfplay_positions_per_second: 0.0,
             inference_positions_per_second: 0.0,
             inference_batch: 8,
             train_samples_per_second: train,
@@ -343,5 +361,17 @@ mod tests {
                 train_threads: 6
             }
         );
+    }
+
+    /// A run's `machine.json` written before self-play's own batch was measured still reads
+    /// (its loop resumes), with the new figures at 0. Fails if the new fields became required.
+    #[test]
+    fn an_older_machine_record_still_reads() {
+        let old = r#"{"cpu":"AMD EPYC","cores":2,"selfplay_samples_per_second":616.0,
+            "inference_positions_per_second":9430.0,"inference_batch":8,
+            "train_samples_per_second":2379.0,"train_batch":128,"kernels":"FusedCpu"}"#;
+        let s: Speeds = serde_json::from_str(old).unwrap();
+        assert_eq!((s.selfplay_batch, s.inference_batch), (0.0, 8));
+        assert!(s.line().contains("616 self-play samples/s"), "{}", s.line());
     }
 }

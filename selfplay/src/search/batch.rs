@@ -70,3 +70,51 @@ impl<G: Game> LeafBatch<G> {
         Ok(completed)
     }
 }
+
+/// An evaluator that counts what it was asked: calls, positions, and the seconds inside the
+/// wrapped evaluator. Self-play reports the batch it actually forms from these counts (the
+/// configured `search.batch` is only each search's share of a round).
+pub struct Metered<E> {
+    pub inner: E,
+    pub counts: EvaluatorCounts,
+}
+
+/// What a [`Metered`] evaluator counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EvaluatorCounts {
+    pub calls: u64,
+    pub positions: u64,
+    pub seconds: f64,
+}
+
+impl EvaluatorCounts {
+    /// Positions per call: the network batch that was formed (0 with no calls).
+    pub fn mean_batch(&self) -> f64 {
+        self.positions as f64 / self.calls.max(1) as f64
+    }
+
+    pub fn add(&mut self, other: &EvaluatorCounts) {
+        self.calls += other.calls;
+        self.positions += other.positions;
+        self.seconds += other.seconds;
+    }
+}
+
+impl<E> Metered<E> {
+    pub fn new(inner: E) -> Self {
+        Metered {
+            inner,
+            counts: EvaluatorCounts::default(),
+        }
+    }
+}
+
+impl<G: Game, E: Evaluator<G>> Evaluator<G> for Metered<E> {
+    fn evaluate(&mut self, positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
+        let t0 = std::time::Instant::now();
+        self.inner.evaluate(positions, legal, out);
+        self.counts.seconds += t0.elapsed().as_secs_f64();
+        self.counts.calls += 1;
+        self.counts.positions += positions.len() as u64;
+    }
+}

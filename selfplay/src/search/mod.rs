@@ -14,7 +14,7 @@
 mod batch;
 mod gumbel;
 
-pub use batch::LeafBatch;
+pub use batch::{EvaluatorCounts, LeafBatch, Metered};
 use engine::{Action, Game, Player};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
