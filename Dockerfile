@@ -7,13 +7,24 @@
 #
 # then push it where the cluster pulls from (or `kind load docker-image lifeline-zero:0.1.0`)
 # and, for a registry, prefix the manifests' image with it. The CUDA variant links burn's CUDA
-# backend, whose build downloads an LLVM bundle, and needs the NVIDIA container runtime.
+# backend against an LLVM SDK from PyPI (scripts/cuda-sdk.sh, docs/crates.md) and needs the
+# NVIDIA container runtime to run.
 
 # Build: the whole workspace in release, from the lock file.
 FROM rust:1.95-slim-bookworm AS build
 ARG FEATURES=""
+# cudarc binds the CUDA 13.0 driver API; no CUDA toolkit is needed to build.
+ENV CUDARC_CUDA_VERSION=13000
 WORKDIR /src
 COPY . .
+# With FEATURES=cuda: python3 and a venv for the LLVM SDK, placed where the build looks for it.
+# hadolint ignore=DL3008
+RUN if [ "$FEATURES" = cuda ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends python3 python3-venv \
+      && rm -rf /var/lib/apt/lists/* \
+      && scripts/cuda-sdk.sh; \
+    fi
 RUN cargo build --release --locked -p engine -p eval \
  && cargo build --release --locked -p selfplay -p train ${FEATURES:+--features "$FEATURES"}
 

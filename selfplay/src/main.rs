@@ -1,6 +1,7 @@
 //! `selfplay`: generate training data by self-play, and measure the network and the search.
 
 use anyhow::{Context, Result};
+use burn::module::Module;
 use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
@@ -92,6 +93,26 @@ enum Cmd {
         /// median ratio per batch size (one run swings by ±30% on a busy machine).
         #[arg(long, default_value_t = 1)]
         rounds: usize,
+    },
+    /// Whether a device computes what the CPU computes: the same network (random weights of the
+    /// config's size, or --model) evaluated on --positions positions by the CPU's folded network
+    /// (what search uses there) and by burn's layers on --device; prints the largest
+    /// difference of a prior and of a value, and fails when one exceeds --max-diff.
+    Agree {
+        #[arg(long)]
+        config: PathBuf,
+        /// `cpu` (burn's layers against the folded network), or `cuda[:N]` in a build with the
+        /// `cuda` feature.
+        #[arg(long, default_value = "cpu", value_parser = parse_device)]
+        device: Device,
+        #[arg(long, default_value_t = 1000)]
+        positions: usize,
+        /// `random` for a randomly initialised network, or a checkpoint directory.
+        #[arg(long, default_value = "random")]
+        model: String,
+        /// The largest difference of a prior or a value (win minus loss) accepted.
+        #[arg(long, default_value_t = 1e-3)]
+        max_diff: f32,
     },
     /// Visits per second of self-play search with the config's network, and the share of time
     /// spent outside the network (search, rules, encoding).
@@ -222,6 +243,13 @@ fn main() -> Result<()> {
             games,
             model,
         } => bench_search(&config, &device, games, &model)?,
+        Cmd::Agree {
+            config,
+            device,
+            positions,
+            model,
+            max_diff,
+        } => agree(&config, &device, positions, &model, max_diff)?,
     }
     Ok(())
 }
@@ -335,6 +363,57 @@ fn bench_net(
             selfplay::bench::median_of_rounds(&mut r)
         );
     }
+    Ok(())
+}
+
+fn agree(config: &Path, device: &Device, n: usize, model: &str, max_diff: f32) -> Result<()> {
+    use selfplay::search::{Evaluation, Evaluator};
+    let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
+    // The same weights twice: the CPU's inference model (folded), and its network moved to
+    // `device` and run by burn's layers.
+    let cpu = load_model(model, &cfg, &Device::flex())?;
+    let (net, meta, _) = load_model(model, &cfg, &Device::flex())?.into_parts();
+    let on_device = Model::new(net.to_device(device), meta, device.clone());
+    let start = cfg.game.start()?;
+    let positions = sample_positions(&start, n);
+    let legal: Vec<Vec<engine::Action>> = positions
+        .iter()
+        .map(|g| {
+            let mut l = Vec::new();
+            g.legal_actions(&mut l);
+            l
+        })
+        .collect();
+    let eval = |m: &Model| {
+        let mut out: Vec<Evaluation> = Vec::new();
+        let mut all = Vec::with_capacity(n);
+        let mut ev = NetEvaluator::new(m);
+        for (ps, ls) in positions.chunks(256).zip(legal.chunks(256)) {
+            ev.evaluate(ps, ls, &mut out);
+            all.append(&mut out);
+        }
+        all
+    };
+    let (a, b) = (eval(&cpu), eval(&on_device));
+    let mut prior = 0f32;
+    let mut value = 0f32;
+    for (x, y) in a.iter().zip(&b) {
+        value = value.max((x.value - y.value).abs());
+        for (p, q) in x.priors.iter().zip(&y.priors) {
+            prior = prior.max((p - q).abs());
+        }
+    }
+    println!(
+        "{n} positions, network {}x{}: {} on {device:?} against the CPU's {}: largest difference of a prior {prior:.2e}, of a value {value:.2e}",
+        cfg.network.blocks,
+        cfg.network.channels,
+        on_device.backend_name(),
+        cpu.backend_name()
+    );
+    anyhow::ensure!(
+        prior <= max_diff && value <= max_diff,
+        "{device:?} disagrees with the CPU by more than --max-diff {max_diff}"
+    );
     Ok(())
 }
 

@@ -184,6 +184,8 @@ pub enum ModelError {
         "unknown device `{0}` (expected cpu, or cuda / cuda:N in a build with the `cuda` feature)"
     )]
     Device(String),
+    #[error("no CUDA driver: {library} not found ({why}); use --device cpu")]
+    NoCudaDriver { library: String, why: String },
 }
 
 /// An I/O (or recorder) error on `path`, its cause kept.
@@ -205,12 +207,44 @@ pub fn parse_device(name: &str) -> Result<Device, ModelError> {
                 .strip_prefix("cuda:")
                 .map(str::parse::<usize>)
                 .unwrap_or(Ok(0));
-            index
-                .map(Device::cuda)
-                .map_err(|_| ModelError::Device(name.into()))
+            let index = index.map_err(|_| ModelError::Device(name.into()))?;
+            cuda_driver(CUDA_DRIVER)?;
+            Ok(Device::cuda(index))
         }
         _ => Err(ModelError::Device(name.into())),
     }
+}
+
+/// The library of NVIDIA's driver that cudarc loads at the first CUDA call.
+pub const CUDA_DRIVER: &str = "libcuda.so.1";
+
+/// Whether the driver `library` loads. cudarc loads it lazily, at the first CUDA call, and
+/// panics with its whole library search list when it cannot; asked when a device is named, the
+/// answer is one error that says what to do instead.
+pub fn cuda_driver(library: &str) -> Result<(), ModelError> {
+    let missing = |why: String| ModelError::NoCudaDriver {
+        library: library.into(),
+        why,
+    };
+    let name = std::ffi::CString::new(library).map_err(|e| missing(e.to_string()))?;
+    // SAFETY: `name` is a valid C string; the handle is closed again at once, and loading
+    // runs only the library's initialisers, as cudarc's own load would.
+    let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+    if handle.is_null() {
+        // SAFETY: dlerror returns null or a C string valid until the next dl* call.
+        let why = unsafe { libc::dlerror() };
+        let why = if why.is_null() {
+            "dlopen failed".to_string()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(why) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        return Err(missing(why));
+    }
+    // SAFETY: `handle` came from dlopen above and is closed once.
+    unsafe { libc::dlclose(handle) };
+    Ok(())
 }
 
 /// Visits every parameter of a network so that burn draws its initial value now.

@@ -534,3 +534,21 @@ fn a_seed_alone_decides_a_random_network_while_other_threads_draw_theirs() {
         }
     });
 }
+
+/// Naming a CUDA device where the driver is missing is one error that names the library and
+/// says what to use instead (cudarc would panic at the first CUDA call with its search list).
+/// Fails if a missing library were reported as loaded, or if the check refused a library that
+/// every glibc system has (then it would refuse the real driver too).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_missing_cuda_driver_is_one_clear_error() {
+    use selfplay::model::cuda_driver;
+    let e = cuda_driver("libcuda-not-installed-here.so.1").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("no CUDA driver: libcuda-not-installed-here.so.1 not found")
+            && text.ends_with("use --device cpu"),
+        "{text}"
+    );
+    cuda_driver("libc.so.6").expect("libc loads: the check itself works");
+}
