@@ -51,8 +51,12 @@ const CLEAR: Sprt = Sprt {
 /// How the study plays its games.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PracticalOptions {
-    /// Most games per class (and komi).
+    /// Distinct games wanted per class (and komi): games are played until this many distinct
+    /// ones (a repeated game counts once) or `max_games` in all.
     pub games: usize,
+    /// Most games played per class (and komi), repeated ones included: a player that repeats
+    /// itself cannot reach `games` distinct ones, and its interval stays as wide as they leave it.
+    pub max_games: usize,
     /// Games per batch; the sequential test looks after each batch.
     pub batch: usize,
     pub sample_plies: u32,
@@ -73,6 +77,7 @@ impl Default for PracticalOptions {
     fn default() -> Self {
         PracticalOptions {
             games: 64,
+            max_games: 256,
             batch: 16,
             sample_plies: 6,
             sample_margin: 0.1,
@@ -92,6 +97,9 @@ impl PracticalOptions {
         let bad = |flag: &str, why: &str| Err(EvalError::Config(format!("--{flag}: {why}")));
         if self.games == 0 {
             return bad("games", "at least one game per class");
+        }
+        if self.max_games < self.games {
+            return bad("max-games", "at least --games (the distinct games wanted)");
         }
         if self.batch == 0 {
             return bad("batch-games", "at least one game per batch");
@@ -193,8 +201,9 @@ fn clear(outcomes: &[f64]) -> bool {
     won || lost
 }
 
-/// The player's games from `prefix`, in batches until the sequential test stops them or
-/// `opts.games` are played: the opener's (Black's) score in each distinct game.
+/// The player's games from `prefix`, in batches until the sequential test stops them, or
+/// `opts.games` of them are distinct, or `opts.max_games` are played: the opener's (Black's)
+/// score in each distinct game, the games played, and whether the test stopped them.
 fn play_class(
     game: &GameConfig,
     player: &Contestant,
@@ -203,7 +212,7 @@ fn play_class(
     opts: &PracticalOptions,
 ) -> Result<(Vec<f64>, u64, bool), EvalError> {
     let match_opts = MatchOptions {
-        games: opts.games,
+        games: opts.max_games,
         opening_plies: 0,
         games_in_flight: opts.games_in_flight.max(1),
         seed,
@@ -215,11 +224,12 @@ fn play_class(
         stop: run::Stop::on_signal(),
     };
     let mut games: Vec<Played> = Vec::new();
-    while games.len() < opts.games {
-        let n = opts.batch.min(opts.games - games.len());
+    let mut outcomes = Vec::new();
+    while outcomes.len() < opts.games && games.len() < opts.max_games {
+        let n = opts.batch.min(opts.max_games - games.len());
         let results = play_games(game, player, player, games.len(), n, &match_opts, None)?;
         games.extend(played(&results));
-        let outcomes = distinct(&games, |g| g.black);
+        outcomes = distinct(&games, |g| g.black);
         // Stop only where the stop decides something: a class the Wald test calls clear whose
         // interval has not yet cleared the near-even band would stay undetermined.
         let decided = matches!(
@@ -227,11 +237,10 @@ fn play_class(
             Category::Swap | Category::Keep
         );
         if clear(&outcomes) && decided {
-            break;
+            return Ok((outcomes, games.len() as u64, true));
         }
     }
-    let early = games.len() < opts.games;
-    Ok((distinct(&games, |g| g.black), games.len() as u64, early))
+    Ok((outcomes, games.len() as u64, false))
 }
 
 /// The raw value head's value for Black of `g` (no search); `None` for a player without one.
@@ -917,8 +926,8 @@ pub fn study(
         komi,
         verdict,
         sampling: format!(
-            "Black's first turn fixed, the swap declined; then {} plies sampled among the moves within {} of the search's choice, in proportion to visits; games in batches of {} up to {}, a class stopped once a Wald test (p = 0.5 against 0.8 or 0.2, alpha = beta = 0.05) calls it clear and its interval decides swap or keep",
-            opts.sample_plies, opts.sample_margin, opts.batch, opts.games
+            "Black's first turn fixed, the swap declined; then {} plies sampled among the moves within {} of the search's choice, in proportion to visits; games in batches of {} until {} distinct ones or {} in all, a class stopped once a Wald test (p = 0.5 against 0.8 or 0.2, alpha = beta = 0.05) calls it clear and its interval decides swap or keep",
+            opts.sample_plies, opts.sample_margin, opts.batch, opts.games, opts.max_games
         ),
     })
 }
@@ -1014,9 +1023,12 @@ pub struct PracticalArgs {
     pub anchors: Vec<String>,
     #[arg(long, default_value_t = 20)]
     pub anchor_games: usize,
-    /// Most games per class (and komi); a clear class stops earlier.
+    /// Distinct games wanted per class (and komi); a clear class stops earlier.
     #[arg(long, default_value_t = 64)]
     pub games: usize,
+    /// Most games played per class (and komi), repeated ones included.
+    #[arg(long, default_value_t = 256)]
+    pub max_games: usize,
     /// Games between two looks of the sequential test.
     #[arg(long, default_value_t = 16)]
     pub batch_games: usize,
@@ -1086,6 +1098,7 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
         .collect::<Result<Vec<_>, _>>()?;
     let opts = PracticalOptions {
         games: args.games,
+        max_games: args.max_games,
         batch: args.batch_games,
         sample_plies: args.sample_plies,
         sample_margin: args.sample_margin,
@@ -1455,6 +1468,38 @@ mod tests {
 
     fn interval(estimate: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { estimate, lo, hi }
+    }
+
+    /// `games` counts distinct games: a player that repeats its line plays on to `max_games`,
+    /// and no further. Fails if the loop stopped at `games` played (4 here), or ran past the
+    /// cap, or counted a repeated game twice.
+    #[test]
+    fn a_class_plays_until_its_distinct_games_or_the_cap() {
+        let game: GameConfig =
+            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
+                .unwrap();
+        let net = selfplay::net::NetConfig {
+            blocks: 1,
+            channels: 8,
+            head_channels: 4,
+            value_hidden: 8,
+            pool_every: 1,
+        };
+        let device = selfplay::model::parse_device("cpu").unwrap();
+        let model = selfplay::model::Model::random(&game, &net, &device, 3).unwrap();
+        let base = selfplay::search::SearchConfig::default();
+        let player = Contestant::network(&model.for_inference(), "tiny", 4, &base);
+        let opts = PracticalOptions {
+            games: 4,
+            max_games: 12,
+            batch: 4,
+            // No sampled plies: one network plays one line, a single distinct game.
+            sample_plies: 0,
+            ..PracticalOptions::default()
+        };
+        let prefix = [Action::Cell(game.start().unwrap().board().cells()[0])];
+        let (outcomes, played, stopped) = play_class(&game, &player, &prefix, 1, &opts).unwrap();
+        assert_eq!((outcomes.len(), played, stopped), (1, 12, false));
     }
 
     /// Fails if one deterministic game (a network's repeated line) could decide a category.
