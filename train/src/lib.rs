@@ -10,6 +10,7 @@ pub mod fit;
 pub mod learning;
 pub mod looping;
 pub mod machine;
+pub mod piece;
 pub mod roles;
 pub mod status;
 pub mod window;

@@ -95,6 +95,22 @@ enum Cmd {
         /// No progress bars (logs only).
         #[arg(long)]
         quiet: bool,
+        /// Go on from a piece saved by `train piece` (a player's folder): a run directory
+        /// without checkpoints starts from its checkpoint, rounds and sample counts, and refills
+        /// its replay window by self-play before training; one with checkpoints resumes as it is.
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+    /// Save what a run needs to go on from another machine (its newest checkpoint with the
+    /// optimizer state, iterations.jsonl, the samples generated and its window) into --out,
+    /// a folder to commit; `train loop --from OUT` goes on from it.
+    Piece {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        run: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
     },
     /// The learning benchmark: train the config from scratch for --minutes (in OUT/run; the
     /// same command resumes), rate checkpoints along the way against a fixed ladder, and write
@@ -188,6 +204,19 @@ fn main() -> Result<()> {
             run.name_objects(trainer(&config, &run.run_dir(), &rounds))?;
             Ok(run.finish()?)
         }
+        Cmd::Piece { config, run, out } => {
+            let (cfg, train) = load_config(&config)?;
+            let s = train::piece::save(&RunDir::new(&run), &cfg.games(), &train, &out)?;
+            println!(
+                "{}: step {}, {} samples generated, a window of {} (train loop --from {} goes on from it)",
+                out.display(),
+                s.step,
+                s.samples,
+                s.window,
+                out.display()
+            );
+            Ok(())
+        }
         Cmd::Bench {
             config,
             device,
@@ -222,10 +251,28 @@ fn main() -> Result<()> {
             iterations,
             minutes,
             quiet,
+            from,
         } => {
             install_stop_handler();
+            if let (Some(from), RunLocation::Bucket { url }) = (&from, &run) {
+                anyhow::bail!(
+                    "--from {} takes a run directory, not {url}: start the piece in a directory",
+                    from.display()
+                );
+            }
             let opened = run.open(Pulls::Everything)?;
             let run = opened.run_dir();
+            if let Some(from) = &from {
+                if let Some(s) = train::piece::start(&run, from)? {
+                    println!(
+                        "going on from {}: step {}, {} samples generated before, a window of {} to refill",
+                        from.display(),
+                        s.step,
+                        s.samples,
+                        s.window
+                    );
+                }
+            }
             let t0 = Instant::now();
             let overrides = train::looping::Overrides {
                 iterations,

@@ -83,17 +83,21 @@ impl TrainerRounds {
         let mut counted: HashMap<PathBuf, usize> = HashMap::new();
         // One events file for all the rounds of this trainer, not one per round.
         let mut tb = tensorboard(run)?;
+        // A run that goes on from an earlier piece counts that piece's samples, and refills
+        // its replay window before the next step (crate::piece).
+        let carried = crate::piece::carried(run)?;
         while keep_going() && !run::stop_requested() {
             let step = run.checkpoints().last().map_or(0, |c| c.0);
             if self.until_step.is_some_and(|u| step >= u) {
                 break;
             }
-            let generated = count_samples(run, &games, &mut counted);
+            let here = count_samples(run, &games, &mut counted);
+            let generated = carried.samples + here;
             let allowed = (self.ratio * generated as f64 / batch) as u64;
             let round = self
                 .until_step
                 .map_or(train.steps, |u| train.steps.min(u - step));
-            if allowed < step + round {
+            if allowed < step + round || here < carried.refill {
                 if !waiting {
                     tracing::info!(
                         "step {step}, {generated} samples generated: waiting for self-play"
@@ -138,7 +142,7 @@ impl TrainerRounds {
 
 /// Samples of `games` in the run's shards, each shard's metadata read once into `counted`
 /// (an unreadable shard is tried again at the next call).
-fn count_samples(
+pub(crate) fn count_samples(
     run: &RunDir,
     games: &[engine::GameConfig],
     counted: &mut HashMap<PathBuf, usize>,

@@ -19,6 +19,8 @@ pub enum WindowError {
     Empty(String),
     #[error("the config's game: {0}")]
     Game(#[from] engine::GameError),
+    #[error("{0:#}")]
+    Carried(anyhow::Error),
 }
 
 /// One training sample in flat arrays (the shard layout).
@@ -102,7 +104,10 @@ impl Window {
             skipped.push(msg);
         };
         let metas = matching_shards(run, &expected, &mut skip);
-        let total: usize = metas.iter().map(|(_, _, m)| m.samples).sum();
+        // Samples of earlier pieces count toward the window's size as in one uninterrupted
+        // run (crate::piece); their shards are elsewhere, so the window holds what is here.
+        let carried = crate::piece::carried(run).map_err(WindowError::Carried)?;
+        let total: usize = carried.samples + metas.iter().map(|(_, _, m)| m.samples).sum::<usize>();
         let want = cfg.window_size(total);
         // Second pass: the arrays of the newest shards until the window is full.
         let mut held = 0;

@@ -680,3 +680,105 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     assert!(rundir.checkpoints().last().unwrap().0 >= 24);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A run in pieces: `train piece` saves what the run needs to go on (its newest checkpoint with
+/// the optimizer state, its rounds, its sample counts) and `train loop --from` goes on from it
+/// in a new directory that holds none of its shards. The trainer refills the replay window
+/// before its next step and numbers the rounds on; the same command then resumes the piece as
+/// it is. Fails if the new piece trained before its self-play had made the window it left
+/// again, lost the step or the rounds, forgot the samples of the first piece, or started over
+/// from the saved state on the second call.
+#[test]
+fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
+    let dir = temp("piece");
+    let config = dir.join("tiny.toml");
+    let text = TINY.replace(
+        "[loop]\n",
+        "[loop]\nconcurrent = true\nselfplay_threads = 1\ntrain_threads = 1\nratio = 4.0\n",
+    );
+    let (first, _) = finished_loop(&dir, &config, &text);
+    let saved = dir.join("saved");
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["piece", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&first)
+        .arg("--out")
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let state: train::piece::PieceState =
+        serde_json::from_slice(&std::fs::read(saved.join("piece.json")).unwrap()).unwrap();
+    let made: usize = run::RunDir::new(&first)
+        .shards()
+        .iter()
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum();
+    assert_eq!((state.step, state.samples), (8, made));
+    assert!(state.window > 0 && state.window <= made, "{state:?}");
+
+    let second = dir.join("second");
+    let go_on = || {
+        let out = train_loop(
+            &config,
+            &second,
+            &["--from", saved.to_str().unwrap(), "--iterations", "3"],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    go_on();
+    let rundir = run::RunDir::new(&second);
+    let carried = train::piece::carried(&rundir).unwrap();
+    assert_eq!(
+        (carried.samples, carried.refill),
+        (state.samples - state.window, state.window)
+    );
+    let here: usize = rundir
+        .shards()
+        .iter()
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum();
+    assert!(
+        here >= state.window,
+        "trained after {here} of {} samples",
+        state.window
+    );
+    let steps: Vec<u64> = std::fs::read_to_string(second.join("iterations.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["step"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(steps, [4, 8, 12]);
+    // Again, with a higher limit: the piece has checkpoints now, so it resumes as it is.
+    let said = train_loop(
+        &config,
+        &second,
+        &["--from", saved.to_str().unwrap(), "--iterations", "4"],
+    )
+    .output()
+    .unwrap();
+    assert!(said.status.success());
+    assert!(
+        String::from_utf8_lossy(&said.stderr).contains("already has checkpoints"),
+        "{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    assert_eq!(rundir.checkpoints().last().unwrap().0, 16);
+    let _ = std::fs::remove_dir_all(&dir);
+}
