@@ -33,7 +33,7 @@
 //! assert_eq!(solved.value, Some(Value::Win));
 //! ```
 
-use crate::game::{transform_action, Action, EndReason, Game, Player};
+use crate::game::{Action, EndReason, Game, Player};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -826,15 +826,6 @@ fn collect_turns<G: Game>(
         }
         seq.pop();
     }
-}
-
-/// The images of `actions` under the symmetries of the board of `game`, for tests and reports.
-pub fn action_images<G: Game>(game: &G, actions: &[Action]) -> Vec<Vec<Action>> {
-    game.board()
-        .symmetries()
-        .iter()
-        .map(|s| actions.iter().map(|&a| transform_action(s, a)).collect())
-        .collect()
 }
 
 /// Plain minimax without pruning or table: the reference the solver is tested against. Uses the

@@ -243,10 +243,18 @@ pub fn solve_openings(config: &GameConfig, opts: &SolveOptions) -> Result<Summar
     let summary = summarise(config, results.into_iter().flatten().collect());
     let json = serde_json::to_string_pretty(&summary).expect("summaries serialise");
     let path = opts.out.join("summary.json");
-    std::fs::write(&path, json + "\n").map_err(io(&path))?;
+    replace(&path, (json + "\n").as_bytes()).map_err(io(&path))?;
     let path = opts.out.join("summary.md");
-    std::fs::write(&path, markdown(&summary)).map_err(io(&path))?;
+    replace(&path, markdown(&summary).as_bytes()).map_err(io(&path))?;
     Ok(summary)
+}
+
+/// Write `path` through a temporary file and a rename: a killed solve leaves the summary it
+/// had, never half of a new one.
+fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
 }
 
 fn progress_bar(show: bool, total: usize, done: usize) -> indicatif::ProgressBar {

@@ -28,4 +28,4 @@ pub use rundir::{
     check_format, format_v1, resolve_checkpoint, RoleLock, RunDir, ShardPaths, ShardSource,
     FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
 };
-pub use stop::{install_stop_handler, request_stop, stop_requested, Stop};
+pub use stop::{install_stop_handler, stop_requested, Stop};

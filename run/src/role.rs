@@ -1,6 +1,6 @@
 //! The roles of a run.
 
-/// The roles of a run that one process at a time may hold ([`RunDir::lock`]): the trainer,
+/// The roles of a run that one process at a time may hold ([`crate::RunDir::lock`]): the trainer,
 /// which writes checkpoints, and the gatekeeper, which moves the best pointer. Workers and
 /// raters need no lock (their files are named after their host and pid).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -16,7 +16,7 @@
 //!
 //! Every file is written through [`write_atomic`] (temporary name, fsync, rename, fsync of the
 //! directory), so a reader never sees half a file and a kill loses only the file being
-//! written. Temporary names carry the writer's pid ([`temporary_name`]); those of dead writers
+//! written. Temporary names carry the writer's pid ([`crate::atomic::temporary_name`]); those of dead writers
 //! are removed by [`RunDir::clean_stale_temporaries`].
 
 use crate::atomic::{parent_of, temporary_owner, write_atomic};
@@ -36,7 +36,7 @@ pub const META_FILE: &str = "meta.json";
 
 /// The format of every metadata file this build writes (checkpoint meta, shard meta, loop
 /// state). Files without a version are version 1; a newer one is refused by [`check_format`].
-/// 2: shards store binary input planes as bits ([`crate::shard`]); version 1 files are read.
+/// 2: shards store binary input planes as bits (selfplay's `shard` module); version 1 files are read.
 pub const FORMAT_VERSION: u32 = 2;
 
 /// The `format` of a metadata file written before versions were recorded.
@@ -446,7 +446,6 @@ impl RunDir {
         .map_err(io_error(&path, "write the lock file"))?;
         Ok(RoleLock {
             file,
-            path,
             previous,
             lease,
         })
@@ -602,7 +601,6 @@ pub fn resolve_checkpoint(path: &Path) -> Result<PathBuf, RunDirError> {
 #[derive(Debug)]
 pub struct RoleLock {
     file: File,
-    path: PathBuf,
     /// The holder recorded by a process that died without releasing the role.
     pub previous: Option<String>,
     /// Renewed while the role is held, removed when it is released.
@@ -622,7 +620,6 @@ impl Drop for RoleLock {
         // An empty file tells the next holder that this one ended cleanly.
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
-        let _ = &self.path;
     }
 }
 

@@ -56,7 +56,7 @@ pub fn stop_requested() -> bool {
 }
 
 /// When long work ends between its pieces (a round of self-play games, a batch of a match):
-/// at the process's stop request ([`stop_requested`]: SIGINT, SIGTERM, [`request_stop`]), and
+/// at the process's stop request ([`stop_requested`]: SIGINT or SIGTERM), and
 /// for a token made with [`Stop::with_flag`], also when its caller sets the flag. Deep loops
 /// take one of these from their caller instead of reading the process's request themselves.
 #[derive(Clone, Debug, Default)]
@@ -93,11 +93,6 @@ impl PartialEq for Stop {
             _ => false,
         }
     }
-}
-
-/// Ask the program to stop, as a signal would (for tests and for roles that end others).
-pub fn request_stop() {
-    STOP_REQUESTED.store(true, Ordering::SeqCst);
 }
 
 /// Before each rename of an atomic write: where kill tests stop the process as `kill -9`

@@ -9,7 +9,7 @@
 //! - a file is one object; a PUT is atomic, so a reader never sees half of one;
 //! - a checkpoint directory (`models/NAME/`) is a unit: its files go up first, then a
 //!   `.complete` marker, and a mirror pulls it only once the marker is there, into a temporary
-//!   directory renamed into place (as [`crate::rundir::write_dir_atomic`] writes it locally);
+//!   directory renamed into place (as [`crate::atomic::write_dir_atomic`] writes it locally);
 //!   within a pass checkpoints go before the best pointer, and a pulled best pointer that names
 //!   a checkpoint not yet here waits for the next pass;
 //! - shards, records and checkpoints are written once under names unique across machines, so
