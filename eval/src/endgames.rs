@@ -69,7 +69,7 @@ pub struct ReproveArgs {
 
 #[derive(Clone, Debug, clap::Args)]
 pub struct BuildArgs {
-    /// Run config: the game, [search] for the player, [eval] for games in flight.
+    /// Run config: the game, `[search]` for the player, `[eval]` for games in flight.
     #[arg(long)]
     pub config: PathBuf,
     /// The player whose games the positions come from: CHECKPOINT@VISITS (or mcts:N).
@@ -109,7 +109,7 @@ pub struct ScoreArgs {
     /// The set: a folder made by `eval endgames build`.
     #[arg(long)]
     pub set: PathBuf,
-    /// Run config: [search] for the player (each position keeps its own game and komi).
+    /// Run config: `[search]` for the player (each position keeps its own game and komi).
     #[arg(long)]
     pub config: PathBuf,
     /// The player judged: CHECKPOINT@VISITS (or mcts:N).

@@ -1,12 +1,12 @@
 //! Players: the spec strings of the command line and configs, and the loaded contestants.
 //!
 //! - `random`: a uniformly random legal action.
-//! - `mcts:N`: plain MCTS, no network: the PUCT [`Search`] with uniform priors and, as the
+//! - `mcts:N`: plain MCTS, no network: the PUCT [`selfplay::search::Search`] with uniform priors and, as the
 //!   value of a leaf, the result of one random playout from it ([`RolloutEvaluator`]); N
 //!   playouts per decision, no noise, the most visited action is played.
 //! - a checkpoint directory with an optional visit count, `runs/x/models/000120@64`;
 //!   `runs/x/models/best` follows the `best` pointer file to the directory it names. Without
-//!   `@N` the visits come from the config. The network scores leaves ([`NetEvaluator`]), no
+//!   `@N` the visits come from the config. The network scores leaves ([`selfplay::model::NetEvaluator`]), no
 //!   noise, temperature 0 (the most visited action).
 
 use crate::results::{PlayerInfo, PlayerKind};

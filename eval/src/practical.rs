@@ -1007,7 +1007,7 @@ fn method_verdict(all: &[ClassGames], in_all: usize, komi: Option<&KomiStudy>) -
 #[derive(Clone, Debug, clap::Args)]
 pub struct PracticalArgs {
     /// Run config: the game (its balancing method decides the study: a pie's classes, or
-    /// the komi pie over `--komi`), [search] for network players, [eval] for games in flight.
+    /// the komi pie over `--komi`), `[search]` for network players, `[eval]` for games in flight.
     #[arg(long)]
     pub config: std::path::PathBuf,
     /// The player measured, CHECKPOINT@VISITS (or mcts:N); repeat it for the players whose

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 /// What every study takes from the command line.
 #[derive(Clone, Debug, clap::Args)]
 pub struct StudyArgs {
-    /// Run config: the game and its options, [search] for network players, [eval] for games
+    /// Run config: the game and its options, `[search]` for network players, `[eval]` for games
     /// in flight.
     #[arg(long)]
     pub config: PathBuf,
@@ -58,10 +58,10 @@ pub struct StudyArgs {
     /// Budget of each solver call in seconds (a game not solved in time is "unknown").
     #[arg(long, default_value_t = 600.0)]
     pub exact_seconds: f64,
-    /// Games played at once (default: [eval] games_in_flight of the config).
+    /// Games played at once (default: `[eval]` games_in_flight of the config).
     #[arg(long)]
     pub games_in_flight: Option<usize>,
-    /// Device of network players: cpu, or cuda[:N] in a build with the cuda feature.
+    /// Device of network players: cpu, or `cuda[:N]` in a build with the cuda feature.
     #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
     pub device: burn::tensor::Device,
 }
