@@ -14,6 +14,9 @@
 //!   then of one network's games, a little younger than the one it replaces: the approximation
 //!   a piece costs).
 //!
+//! The run's frozen `config.toml` goes with them, so that the new directory is the same run:
+//! started with another config, it is refused as any resumed run is ([`run::RunDir::enter`]).
+//!
 //! [`start`] makes a new run directory from such a folder (`train loop --from DIR`), writing
 //! the counts to the run's `carried.json`, which [`carried`] reads for the trainer and the
 //! window. A run directory that already has checkpoints is left alone, so the same command
@@ -84,6 +87,7 @@ pub fn save(
         copy(&dir.join(name), &out.join(name))?;
     }
     copy(&run.iterations(), &out.join("iterations.jsonl"))?;
+    copy(&run.config(), &out.join("config.toml"))?;
     let json = serde_json::to_string_pretty(&state)? + "\n";
     run::write_atomic(&out.join(STATE), json.as_bytes())
         .with_context(|| format!("cannot write {}", out.join(STATE).display()))?;
@@ -121,6 +125,7 @@ pub fn start(run: &RunDir, from: &Path) -> Result<Option<PieceState>> {
         copy(&from.join(name), &partial.join(name))?;
     }
     copy(&from.join("iterations.jsonl"), &run.iterations())?;
+    copy(&from.join("config.toml"), &run.config())?;
     let carried = Carried {
         samples: state.samples.saturating_sub(state.window),
         refill: state.window,

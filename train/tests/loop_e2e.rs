@@ -722,6 +722,22 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
     assert_eq!((state.step, state.samples), (8, made));
     assert!(state.window > 0 && state.window <= made, "{state:?}");
 
+    // The piece carries its run's config: another config is refused as for any resumed run.
+    let other = dir.join("other.toml");
+    std::fs::write(&other, text.replace("steps = 4", "steps = 5")).unwrap();
+    let refused = train_loop(
+        &other,
+        &dir.join("elsewhere"),
+        &["--from", saved.to_str().unwrap()],
+    )
+    .output()
+    .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("started with another config"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     let second = dir.join("second");
     let go_on = || {
         let out = train_loop(
