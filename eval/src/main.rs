@@ -223,6 +223,7 @@ fn refresh_ratings(run: &Path) {
 }
 
 fn main() -> Result<()> {
+    selfplay::model::default_device_on_cpu();
     let command = Cli::parse().command;
     // Roles that write finish the write in progress on a first signal; the server writes
     // nothing, so a signal ends it at once (the default action).

@@ -140,6 +140,7 @@ fn load_model(spec: &str, cfg: &RunConfig, device: &Device) -> Result<Model> {
 }
 
 fn main() -> Result<()> {
+    selfplay::model::default_device_on_cpu();
     match Cli::parse().cmd {
         Cmd::Run {
             config,

@@ -215,6 +215,17 @@ pub fn parse_device(name: &str) -> Result<Device, ModelError> {
     }
 }
 
+/// burn makes some tensors on its default device, which in a `cuda` build is the GPU: an
+/// optimizer state being loaded, for one (its first step moves it to the parameters' device).
+/// Without a driver that panics, even for a run on the CPU. Called first in every binary's
+/// `main`, while it has one thread, this makes the CPU the default unless `BURN_DEVICE` names
+/// another; a no-op in builds without `cuda`.
+pub fn default_device_on_cpu() {
+    if cfg!(feature = "cuda") && std::env::var_os("BURN_DEVICE").is_none() {
+        std::env::set_var("BURN_DEVICE", "flex");
+    }
+}
+
 /// The library of NVIDIA's driver that cudarc loads at the first CUDA call.
 pub const CUDA_DRIVER: &str = "libcuda.so.1";
 

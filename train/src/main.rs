@@ -155,6 +155,7 @@ enum Cmd {
 }
 
 fn main() -> Result<()> {
+    selfplay::model::default_device_on_cpu();
     match Cli::parse().cmd {
         Cmd::Fit {
             config,
