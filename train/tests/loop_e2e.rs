@@ -714,11 +714,7 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
     );
     let state: train::piece::PieceState =
         serde_json::from_slice(&std::fs::read(saved.join("piece.json")).unwrap()).unwrap();
-    let made: usize = run::RunDir::new(&first)
-        .shards()
-        .iter()
-        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
-        .sum();
+    let made = shard_samples(&run::RunDir::new(&first));
     assert_eq!((state.step, state.samples), (8, made));
     assert!(state.window > 0 && state.window <= made, "{state:?}");
 
@@ -739,33 +735,25 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
         String::from_utf8_lossy(&refused.stderr)
     );
     let second = dir.join("second");
-    let go_on = || {
-        let out = train_loop(
-            &config,
-            &second,
-            &["--from", saved.to_str().unwrap(), "--iterations", "3"],
-        )
-        .output()
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
-    go_on();
+    let out = train_loop(
+        &config,
+        &second,
+        &["--from", saved.to_str().unwrap(), "--iterations", "3"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rundir = run::RunDir::new(&second);
     let carried = train::piece::carried(&rundir).unwrap();
     assert_eq!(
         (carried.samples, carried.refill),
         (state.samples - state.window, state.window)
     );
-    let here: usize = rundir
-        .shards()
-        .iter()
-        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
-        .sum();
+    let here = shard_samples(&rundir);
     assert!(
         here >= state.window,
         "trained after {here} of {} samples",
@@ -797,4 +785,12 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
     );
     assert_eq!(rundir.checkpoints().last().unwrap().0, 16);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The samples of every shard of `run`.
+fn shard_samples(run: &run::RunDir) -> usize {
+    run.shards()
+        .iter()
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum()
 }
