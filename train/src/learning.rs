@@ -192,7 +192,9 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
     let spent = read_iterations(run)?
         .last()
         .map_or(0.0, |r| r.loop_seconds / 60.0);
-    if spent >= opts.minutes {
+    // The loop stops at the first iteration that ends at or past its minutes, so a finished
+    // budget is recorded in full (the tolerance absorbs the sum over resumes' rounding).
+    if spent + 1e-9 >= opts.minutes {
         eprintln!("the run holds {spent:.1} minutes of training already: rating its checkpoints");
         return Ok(());
     }

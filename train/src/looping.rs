@@ -245,6 +245,11 @@ pub fn run_loop(
         ..Default::default()
     };
     let mut t_iter = Instant::now();
+    // This process's loop time at its last finished iteration: the time limit is judged on
+    // it, the same figure `iterations.jsonl` records, so a run stopped by its minutes holds
+    // them on resume (judged on the clock, a limit passed between the record and the check
+    // left the run a hair short, and a resume trained one more iteration).
+    let mut recorded = 0.0;
     loop {
         if run::stop_requested() {
             eprintln!(
@@ -253,12 +258,13 @@ pub fn run_loop(
             );
             break;
         }
-        if state.phase == Phase::SelfPlay && looper.limit_reached(state.iteration, t_start) {
+        if state.phase == Phase::SelfPlay && looper.limit_reached(state.iteration, recorded) {
             break;
         }
         match looper.advance(&mut state, &mut summary, &mut t_iter) {
             Ok(Some(finished)) => {
-                looper.record(&finished, earlier_seconds + t_start.elapsed().as_secs_f64())?;
+                recorded = t_start.elapsed().as_secs_f64();
+                looper.record(&finished, earlier_seconds + recorded)?;
                 report(&finished);
                 done.push(finished);
             }
@@ -357,6 +363,11 @@ impl Looper {
                 .map_or(0, |r| r.iteration + 1),
         );
         let this_round = || round.load(std::sync::atomic::Ordering::Relaxed);
+        // This process's loop time at the last recorded round (f64 bits), which the time
+        // limit is judged on, as in the sequential loop.
+        let recorded = std::sync::atomic::AtomicU64::new(0.0f64.to_bits());
+        let recorded_seconds =
+            || f64::from_bits(recorded.load(std::sync::atomic::Ordering::Relaxed));
         let stop = std::sync::atomic::AtomicBool::new(false);
         let mut done = Vec::new();
         let (mut t_round, mut generated_before) = (Instant::now(), 0);
@@ -378,13 +389,15 @@ impl Looper {
                     &self.cfg.run,
                     &self.cfg.train,
                     || {
-                        !self.limit_reached(this_round(), t_start)
+                        !self.limit_reached(this_round(), recorded_seconds())
                             && !playing.is_finished()
                             && !self.roles.iter().any(RoleLock::lost)
                     },
                     |fitted, generated| {
                         let since = generated - generated_before;
-                        let loop_seconds = earlier_seconds + t_start.elapsed().as_secs_f64();
+                        let seconds = t_start.elapsed().as_secs_f64();
+                        recorded.store(seconds.to_bits(), std::sync::atomic::Ordering::Relaxed);
+                        let loop_seconds = earlier_seconds + seconds;
                         let summary = IterationSummary {
                             iteration: this_round(),
                             samples: since,
@@ -580,10 +593,12 @@ impl Looper {
         Ok(())
     }
 
-    fn limit_reached(&self, iteration: u32, t_start: Instant) -> bool {
+    /// Whether the loop ends before `iteration`, whose predecessor finished `seconds` into this
+    /// process's loop time.
+    fn limit_reached(&self, iteration: u32, seconds: f64) -> bool {
         let l = &self.cfg.looping;
         let iterations = l.iterations > 0 && iteration >= l.iterations;
-        let minutes = l.minutes > 0.0 && t_start.elapsed().as_secs_f64() > l.minutes * 60.0;
+        let minutes = l.minutes > 0.0 && seconds >= l.minutes * 60.0;
         iterations || minutes
     }
 
