@@ -246,11 +246,17 @@ impl Certificate {
             path: path.to_path_buf(),
             source,
         })?;
+        Certificate::from_bytes(&bytes, path)
+    }
+
+    /// A certificate from its file's `bytes`, `path` naming it in errors (nothing is checked
+    /// yet).
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<(Certificate, AnyGame), ProofError> {
         let bad = |why: String| ProofError::Format {
             path: path.to_path_buf(),
             why,
         };
-        let header = read_header(&bytes).map_err(bad)?;
+        let header = read_header(bytes).map_err(bad)?;
         let body = &bytes[bytes.iter().position(|&b| b == b'\n').unwrap_or(0) + 1..];
         if body.len() as u64 != header.moves.saturating_mul(RECORD as u64) {
             return Err(bad(format!(

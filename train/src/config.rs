@@ -337,8 +337,13 @@ impl FullConfig {
     pub fn load(path: &Path) -> Result<FullConfig> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-        let (run, train) = run_and_train(&text, &path.display().to_string())?;
+        FullConfig::parse(text, &path.display().to_string())
+    }
+
+    /// Every table of config `text`, its errors naming it as `name`.
+    pub fn parse(text: String, name: &str) -> Result<FullConfig> {
+        let named = |e: String| anyhow::anyhow!("{name}: {e}");
+        let (run, train) = run_and_train(&text, name)?;
         let eval = EvalConfig::from_table(&run.table).map_err(named)?;
         let looping = LoopConfig::from_table(&run.table).map_err(named)?;
         Ok(FullConfig {

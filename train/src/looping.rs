@@ -61,7 +61,7 @@ impl LoopState {
         }
     }
 
-    fn load(run: &RunDir) -> Result<LoopState> {
+    pub fn load(run: &RunDir) -> Result<LoopState> {
         let path = run.loop_state();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
