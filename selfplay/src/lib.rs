@@ -12,6 +12,7 @@ pub mod conv;
 pub mod fused;
 pub mod fused_train;
 pub mod generate;
+pub mod lineage;
 pub mod model;
 pub mod net;
 mod npz_headers;

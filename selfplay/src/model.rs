@@ -39,6 +39,11 @@ pub struct ModelMeta {
     pub samples: u64,
     /// The checkpoint these weights were trained from (`None` for a random initialisation).
     pub parent: Option<String>,
+    /// The parent's `weights_checksum` when these weights were trained from it: the name alone
+    /// cannot tell two networks saved under one name apart ([`crate::lineage`]). Checkpoints
+    /// written before it existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_checksum: Option<String>,
     /// `fnv1a64:HEX` of `weights.bpk`, set when the checkpoint is written (older checkpoints
     /// have none and are loaded unchecked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,6 +310,7 @@ impl Model {
             step: 0,
             samples: 0,
             parent: None,
+            parent_checksum: None,
             weights_checksum: None,
             komi_range: None,
             sizes: None,
@@ -327,12 +333,7 @@ impl Model {
             });
         }
         let meta_path = dir.join(META_FILE);
-        let text = std::fs::read_to_string(&meta_path).map_err(|e| io_err(&meta_path, e))?;
-        let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
-            path: meta_path.display().to_string(),
-            msg: e.to_string(),
-        })?;
-        check_format(&meta_path, meta.format)?;
+        let meta = read_meta(&dir)?;
         meta.net.validate().map_err(|msg| ModelError::Invalid {
             path: meta_path.display().to_string(),
             msg,
@@ -367,7 +368,7 @@ impl Model {
 
     /// Write the checkpoint atomically to `dir` (which must not exist yet, or is replaced).
     pub fn save(&self, dir: &Path) -> Result<(), ModelError> {
-        save_checkpoint(dir, &self.net, &self.meta, |_| Ok(()))
+        save_checkpoint(dir, &self.net, &self.meta, |_| Ok(())).map(|_| ())
     }
 
     /// Refuse a model that can not play `game` ([`ModelMeta::plays`]), naming `checkpoint`.
@@ -520,12 +521,14 @@ fn softmax_in_place(logits: &mut [f32]) {
 /// Write a checkpoint directory atomically: the weights of `net`, `meta` with the weights'
 /// checksum and the current format version, and whatever else `extra` writes into the
 /// temporary directory (the trainer's optimizer state).
+/// Returns the checksum of the weights written (`weights_checksum` of its metadata).
 pub fn save_checkpoint(
     dir: &Path,
     net: &PolicyValueNet,
     meta: &ModelMeta,
     extra: impl FnOnce(&Path) -> Result<(), ModelError>,
-) -> Result<(), ModelError> {
+) -> Result<String, ModelError> {
+    let mut checksum = String::new();
     write_dir_atomic(dir, |tmp| {
         let weights = tmp.join(WEIGHTS_FILE);
         net.clone()
@@ -533,11 +536,26 @@ pub fn save_checkpoint(
             .map_err(|e| io_err(&weights, e))?;
         let mut meta = meta.clone();
         meta.format = FORMAT_VERSION;
-        meta.weights_checksum = Some(file_checksum(&weights).map_err(|e| io_err(&weights, e))?);
+        checksum = file_checksum(&weights).map_err(|e| io_err(&weights, e))?;
+        meta.weights_checksum = Some(checksum.clone());
         let text = serde_json::to_string_pretty(&meta).expect("metadata serialises");
         std::fs::write(tmp.join(META_FILE), text).map_err(|e| io_err(&tmp.join(META_FILE), e))?;
         extra(tmp)
-    })
+    })?;
+    Ok(checksum)
+}
+
+/// The metadata of checkpoint directory `dir`, its format version checked (nothing else: the
+/// weights are not read).
+pub fn read_meta(dir: &Path) -> Result<ModelMeta, ModelError> {
+    let path = dir.join(META_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
+    let meta: ModelMeta = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })?;
+    check_format(&path, meta.format)?;
+    Ok(meta)
 }
 
 /// Scores positions with a network: priors from a softmax over the legal actions' logits,

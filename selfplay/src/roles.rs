@@ -180,8 +180,15 @@ pub fn self_play_worker(
 
 /// Checkpoint `dir` ready for inference, checked to play the config's game with finite
 /// outputs.
+///
+/// A checkpoint whose parent in the run is not the network it was trained from is loaded, and
+/// said ([`crate::lineage`]): the run's chain is broken, which `train status` reports too.
 pub fn load_checkpoint(dir: &Path, cfg: &RunConfig, device: &Device) -> Result<Model> {
     let m = Model::load(dir, device)?;
+    if let Ok(Some(b)) = crate::lineage::check_link(dir) {
+        eprintln!("warning: the run's lineage is broken at {b}");
+        tracing::warn!("the run's lineage is broken at {b}");
+    }
     m.check_plays(&cfg.game, dir)?;
     m.check_finite(&cfg.game, dir)?;
     Ok(m.for_inference())

@@ -17,6 +17,7 @@ use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 use run::{check_format, format_v1, FORMAT_VERSION};
 use selfplay::fused_train::{FusedTrainer, LossWeights, TrainBatch};
+use selfplay::lineage::Parent;
 use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta};
 use selfplay::net::{masked_log_softmax, PolicyValueNet};
 use serde::{Deserialize, Serialize};
@@ -442,11 +443,13 @@ impl Trainer {
     /// Write a training checkpoint to `dir` atomically (weights, metadata, optimizer, state).
     /// Weights whose outputs are not finite are refused: such a checkpoint would break every
     /// process that loads it.
-    pub fn save(&self, dir: &Path, parent: Option<String>) -> Result<(), ModelError> {
+    /// Returns the checkpoint as the parent of the next.
+    pub fn save(&self, dir: &Path, parent: Option<&Parent>) -> Result<Parent, ModelError> {
         let mut model = self.model();
-        model.meta.parent = parent;
+        model.meta.parent = parent.map(|p| p.name.clone());
+        model.meta.parent_checksum = parent.and_then(|p| p.checksum.clone());
         model.check_finite(&model.meta.game, dir)?;
-        save_checkpoint(dir, model.net(), &model.meta, |tmp| {
+        let checksum = save_checkpoint(dir, model.net(), &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);
             self.optim
                 .save(&o)
@@ -457,6 +460,13 @@ impl Trainer {
                 serde_json::to_string_pretty(&self.state).expect("state serialises"),
             )
             .map_err(|e| selfplay::model::io_err(&s, e))
+        })?;
+        Ok(Parent {
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            checksum: Some(checksum),
         })
     }
 }

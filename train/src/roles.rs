@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use run::tb::EventWriter;
 use run::RunDir;
 use selfplay::config::RunConfig;
+use selfplay::lineage::Parent;
 use selfplay::model::Model;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -178,17 +179,32 @@ pub fn open_trainer(
     cfg: &RunConfig,
     train: &TrainConfig,
     device: &Device,
-) -> Result<(Trainer, Option<String>)> {
+) -> Result<(Trainer, Option<Parent>)> {
     match run.newest_checkpoint() {
         Some(dir) => {
             let t = Trainer::resume(&dir, train.clone(), device)?;
             t.model().check_plays(&cfg.game, &dir)?;
-            Ok((t, dir.file_name().map(|n| n.to_string_lossy().into_owned())))
+            warn_of_breaks(run);
+            let parent = Parent::of(&dir, &t.meta);
+            Ok((t, Some(parent)))
         }
         None => Ok((
             Trainer::new(fresh_model(cfg, device, train.seed)?, train.clone()),
             None,
         )),
+    }
+}
+
+/// Say (not refuse) where the run's chain of checkpoints is broken: the trainer goes on from
+/// its newest checkpoint either way, and `train status` reports the same.
+fn warn_of_breaks(run: &RunDir) {
+    match selfplay::lineage::check_run(run) {
+        Ok(l) if !l.breaks.is_empty() => {
+            eprintln!("warning: {}", l.line());
+            tracing::warn!("{}", l.line());
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: the run's lineage cannot be read: {e}"),
     }
 }
 
@@ -293,11 +309,12 @@ pub fn fit_locked(
         }
         if every > 0 && step % every == 0 && step < target {
             let dir = run.checkpoint(step);
-            if let Err(e) = t.save(&dir, last.clone()) {
-                eprintln!("warning: checkpoint {} failed: {e}", dir.display());
-            } else {
-                last = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-                saved_step = step;
+            match t.save(&dir, last.as_ref()) {
+                Err(e) => eprintln!("warning: checkpoint {} failed: {e}", dir.display()),
+                Ok(saved) => {
+                    last = Some(saved);
+                    saved_step = step;
+                }
             }
         }
     })?;
@@ -321,7 +338,7 @@ pub fn fit_locked(
     // A stop right after a checkpoint of the round leaves the trainer at that checkpoint's
     // step: it is saved already, and saving it again would make it its own parent.
     if trainer.state.step != saved_step {
-        trainer.save(&dir, last)?;
+        trainer.save(&dir, last.as_ref())?;
     }
     if run.best()?.is_none() {
         run.set_best(&dir)?;

@@ -6,6 +6,7 @@
 use anyhow::{Context, Result};
 use run::store::{Bucket, COMPLETE};
 use run::{Role, RunDir, ShardSource};
+use selfplay::lineage::Lineage;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ pub struct RunReport {
     best: Option<String>,
     newest: Option<(u64, String)>,
     holders: Vec<(Role, Option<String>)>,
+    /// The chain of checkpoints ([`selfplay::lineage`]); `None` where it could not be read.
+    lineage: Option<Lineage>,
     shards: Vec<ShardEntry>,
     batch_size: usize,
 }
@@ -70,6 +73,7 @@ impl RunReport {
                 .into_iter()
                 .map(|role| (role, run.role_holder(role)))
                 .collect(),
+            lineage: selfplay::lineage::check_run(run).ok(),
             shards,
             batch_size: train.batch_size,
         })
@@ -113,6 +117,7 @@ impl RunReport {
             best,
             newest,
             holders,
+            lineage: bucket_lineage(&bucket, &models).ok(),
             shards,
             batch_size: train.batch_size,
         })
@@ -126,6 +131,13 @@ impl RunReport {
             "best {}, newest checkpoint {}",
             self.best.as_deref().unwrap_or("none"),
             self.newest.as_ref().map_or("none", |(_, n)| n.as_str())
+        );
+        let _ = writeln!(
+            s,
+            "{}",
+            self.lineage
+                .as_ref()
+                .map_or("lineage: cannot be read".into(), Lineage::line)
         );
         for (role, holder) in &self.holders {
             let _ = writeln!(
@@ -202,6 +214,27 @@ impl RunReport {
         }
         s
     }
+}
+
+/// The chain of the checkpoints in `bucket` (`models`: its listing under `models/`), read
+/// from each complete checkpoint's metadata.
+fn bucket_lineage(bucket: &Bucket, models: &BTreeMap<String, String>) -> Result<Lineage> {
+    let mut metas = BTreeMap::new();
+    for key in models.keys() {
+        let Some(dir) = key
+            .strip_prefix("models/")
+            .and_then(|k| k.strip_suffix(&format!("/{COMPLETE}")))
+        else {
+            continue;
+        };
+        let meta_key = format!("models/{dir}/{}", selfplay::model::META_FILE);
+        let Some((bytes, _)) = bucket.get(&meta_key)? else {
+            continue;
+        };
+        let meta = serde_json::from_slice(&bytes).with_context(|| bucket.object_url(&meta_key))?;
+        metas.insert(dir.to_string(), meta);
+    }
+    Ok(selfplay::lineage::check(&metas))
 }
 
 /// The shards of the run in `bucket`: each one's sample count from its metadata, read by

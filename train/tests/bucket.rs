@@ -504,6 +504,12 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
         text.contains(&format!("samples generated {samples}, ")),
         "{samples} samples: {text}"
     );
+    // The chain is read from the bucket's checkpoints (fails if their metadata is not read,
+    // or the mirrors dropped the parents' checksums).
+    assert!(
+        text.contains("checkpoints, unbroken\n") && !text.contains("lineage: 0 checkpoints"),
+        "{text}"
+    );
     assert!(
         said.contains("is skipped"),
         "the bad keys were not said: {said}"

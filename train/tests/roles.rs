@@ -148,6 +148,32 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         text.contains(&format!("samples generated {samples}, trained 128")),
         "{text}"
     );
+    // Each checkpoint names its parent's weights by checksum, across rounds too (a round
+    // resumes from the newest): the chain holds.
+    assert!(
+        text.contains("lineage: 4 checkpoints, unbroken\n"),
+        "{text}"
+    );
+    // Another network under 000004's name (what two trainers on one bucket leave) breaks the
+    // chain at its child, by name. Fails if links are judged by name alone.
+    for file in ["meta.json", "weights.bpk"] {
+        std::fs::copy(
+            run.join("models/000002").join(file),
+            run.join("models/000004").join(file),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["status", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("lineage: BROKEN at 1 of 4 checkpoints")
+            && text.contains("000006 (parent 000004): it was trained from weights"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,0 +1,245 @@
+//! A run's checkpoints as one chain of training: each names the checkpoint it was trained from
+//! (`parent`) and that one's weights checksum (`parent_checksum`), so a chain whose names agree
+//! but whose networks do not is found and named. Two trainers that each wrote checkpoints into
+//! one bucket leave exactly that: the second's `000102` names `000096` as its parent, and the
+//! bucket's `000096` is the first trainer's network.
+//!
+//! What it trusts: each checkpoint's `weights_checksum`, written with its weights (a damaged
+//! weights file is [`crate::model::Model::load`]'s to find). A checkpoint written before parents
+//! carried checksums is linked by name only, and counted as such. A parent that is not in the
+//! run (an earlier piece's, or one pruned) starts the chain there; it is not a break.
+
+use crate::model::{read_meta, ModelError, ModelMeta};
+use run::RunDir;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A checkpoint as the parent of the next: its name in the run and its weights' checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parent {
+    pub name: String,
+    pub checksum: Option<String>,
+}
+
+impl Parent {
+    /// Checkpoint directory `dir` as a parent, `meta` its metadata.
+    pub fn of(dir: &Path, meta: &ModelMeta) -> Parent {
+        Parent {
+            name: name_of(dir),
+            checksum: meta.weights_checksum.clone(),
+        }
+    }
+}
+
+/// A link of the chain that does not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Break {
+    /// The checkpoint whose parent is not the network it was trained from.
+    pub checkpoint: String,
+    pub parent: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Break {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (parent {}): {}",
+            self.checkpoint, self.parent, self.why
+        )
+    }
+}
+
+/// What the chain of a run's checkpoints holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lineage {
+    pub checkpoints: usize,
+    /// Links that name a parent without its checksum (checkpoints of older builds).
+    pub by_name_only: usize,
+    pub breaks: Vec<Break>,
+}
+
+impl Lineage {
+    /// One line for `train status`: `lineage: 12 checkpoints, unbroken` or the breaks.
+    pub fn line(&self) -> String {
+        let older = match self.by_name_only {
+            0 => String::new(),
+            n => format!(" ({n} linked by name only, written before checksums)"),
+        };
+        if self.breaks.is_empty() {
+            return format!("lineage: {} checkpoints, unbroken{older}", self.checkpoints);
+        }
+        let breaks: Vec<String> = self.breaks.iter().map(Break::to_string).collect();
+        format!(
+            "lineage: BROKEN at {} of {} checkpoints{older}: {}",
+            self.breaks.len(),
+            self.checkpoints,
+            breaks.join("; ")
+        )
+    }
+}
+
+/// Check the chain of `metas`, checkpoint name to metadata.
+pub fn check(metas: &BTreeMap<String, ModelMeta>) -> Lineage {
+    let mut lineage = Lineage {
+        checkpoints: metas.len(),
+        ..Default::default()
+    };
+    for (name, meta) in metas {
+        let Some(parent) = &meta.parent else {
+            continue;
+        };
+        if let Some(why) = link_fault(meta, metas.get(parent)) {
+            lineage.breaks.push(Break {
+                checkpoint: name.clone(),
+                parent: parent.clone(),
+                why,
+            });
+        } else if meta.parent_checksum.is_none() && metas.contains_key(parent) {
+            lineage.by_name_only += 1;
+        }
+    }
+    lineage
+}
+
+/// Why `meta`'s link to `parent` (its parent's metadata, when the run holds it) does not hold.
+fn link_fault(meta: &ModelMeta, parent: Option<&ModelMeta>) -> Option<String> {
+    let parent = parent?;
+    if parent.step >= meta.step {
+        return Some(format!(
+            "it is at step {} but its parent at step {}: a network is trained forward",
+            meta.step, parent.step
+        ));
+    }
+    match (&meta.parent_checksum, &parent.weights_checksum) {
+        (Some(expected), Some(found)) if expected != found => Some(format!(
+            "it was trained from weights {expected}, but the run's parent has {found}: \
+             another network under that name (two trainers wrote this run?)"
+        )),
+        _ => None,
+    }
+}
+
+/// [`check`] of the checkpoints in run directory `run`.
+pub fn check_run(run: &RunDir) -> Result<Lineage, ModelError> {
+    let mut metas = BTreeMap::new();
+    for (_, dir) in run.checkpoints() {
+        metas.insert(name_of(&dir), read_meta(&dir)?);
+    }
+    Ok(check(&metas))
+}
+
+/// Why checkpoint `dir`'s link to its parent, a sibling directory, does not hold (`None`: it
+/// holds, or names no parent, or the parent is not there): what a worker checks when it adopts
+/// a network.
+pub fn check_link(dir: &Path) -> Result<Option<Break>, ModelError> {
+    let meta = read_meta(dir)?;
+    let Some(parent) = &meta.parent else {
+        return Ok(None);
+    };
+    let parent_dir = dir.with_file_name(parent);
+    let parent_meta = match parent_dir.is_dir() {
+        true => Some(read_meta(&parent_dir)?),
+        false => None,
+    };
+    Ok(link_fault(&meta, parent_meta.as_ref()).map(|why| Break {
+        checkpoint: name_of(dir),
+        parent: parent.clone(),
+        why,
+    }))
+}
+
+fn name_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Game as _;
+
+    fn meta(step: u64, parent: Option<&str>, parent_sum: Option<&str>, sum: &str) -> ModelMeta {
+        let game =
+            engine::GameConfig::load(None, r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
+        ModelMeta {
+            format: run::FORMAT_VERSION,
+            planes: game.start().unwrap().num_planes(),
+            game,
+            net: Default::default(),
+            step,
+            samples: 0,
+            parent: parent.map(String::from),
+            parent_checksum: parent_sum.map(String::from),
+            weights_checksum: Some(sum.into()),
+            komi_range: None,
+            sizes: None,
+        }
+    }
+
+    /// A chain whose checksums agree holds; fails if a good link is reported broken.
+    #[test]
+    fn a_chain_whose_checksums_agree_is_unbroken() {
+        let metas = BTreeMap::from([
+            ("000000".to_string(), meta(0, None, None, "a")),
+            (
+                "000004".to_string(),
+                meta(4, Some("000000"), Some("a"), "b"),
+            ),
+            (
+                "000008".to_string(),
+                meta(8, Some("000004"), Some("b"), "c"),
+            ),
+        ]);
+        let l = check(&metas);
+        assert_eq!((l.checkpoints, l.by_name_only, l.breaks.len()), (3, 0, 0));
+        assert_eq!(l.line(), "lineage: 3 checkpoints, unbroken");
+    }
+
+    /// Another network under the parent's name is a break named by child and parent; fails if
+    /// links are checked by name alone.
+    #[test]
+    fn a_parent_replaced_by_another_network_is_a_named_break() {
+        let metas = BTreeMap::from([
+            ("000096".to_string(), meta(96, None, None, "first-trainers")),
+            (
+                "000102".to_string(),
+                meta(102, Some("000096"), Some("second-trainers"), "x"),
+            ),
+        ]);
+        let l = check(&metas);
+        assert_eq!(l.breaks.len(), 1, "{l:?}");
+        assert_eq!(
+            (l.breaks[0].checkpoint.as_str(), l.breaks[0].parent.as_str()),
+            ("000102", "000096")
+        );
+        assert!(l.line().contains("BROKEN") && l.line().contains("000102 (parent 000096)"));
+    }
+
+    /// A parent at a later step is a break; an absent parent (an earlier piece) and an old
+    /// link without a checksum are not. Fails if either kind is misjudged.
+    #[test]
+    fn later_parents_break_absent_ones_start_the_chain_old_links_count_by_name() {
+        let metas = BTreeMap::from([
+            (
+                "000004".to_string(),
+                meta(4, Some("000000"), Some("z"), "b"),
+            ),
+            ("000008".to_string(), meta(8, Some("000004"), None, "c")),
+            (
+                "000012".to_string(),
+                meta(12, Some("000016"), Some("d"), "e"),
+            ),
+            (
+                "000016".to_string(),
+                meta(16, Some("000008"), Some("c"), "d"),
+            ),
+        ]);
+        let l = check(&metas);
+        assert_eq!(l.by_name_only, 1);
+        assert_eq!(l.breaks.len(), 1, "{l:?}");
+        assert_eq!(l.breaks[0].checkpoint, "000012");
+        assert!(l.breaks[0].why.contains("trained forward"));
+    }
+}
