@@ -539,7 +539,9 @@ fn gatekeeper(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Res
     loop {
         anyhow::ensure!(
             !role.lost(),
-            "another gatekeeper took the run's `gate` role over (this one stalled past its lease)"
+            "another gatekeeper ({}) took the run's `gate` role over (this one stalled past its \
+             lease, or its lease was removed): it goes on, this one stops",
+            role.holder_now().as_deref().unwrap_or("holder unknown")
         );
         gatekeeper.step(run)?;
         if !follow || run::stop_requested() {

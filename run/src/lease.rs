@@ -183,6 +183,8 @@ impl LeaseFiles for DirLease {
 pub struct Lease {
     files: Arc<dyn LeaseFiles>,
     number: u64,
+    /// This process as the lease's lines name it.
+    me: Holder,
     /// The holder this lease replaced (a process that ended without releasing it).
     pub previous: Option<Holder>,
     lost: Arc<AtomicBool>,
@@ -251,6 +253,7 @@ impl Lease {
         Ok(Lease {
             files,
             number,
+            me,
             previous,
             lost,
             stop: Some(stop),
@@ -261,6 +264,11 @@ impl Lease {
     /// Whether another holder took the lease over (this process stalled past its expiry).
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Who holds the lease now (after [`Lease::lost`]: the holder that took it over).
+    pub fn holder_now(&self) -> Option<Holder> {
+        holder(&*self.files)
     }
 
     /// The flag [`Lease::lost`] reads, for what must stop writing once it is set (a bucket's
@@ -276,8 +284,12 @@ impl Drop for Lease {
         if let Some(t) = self.renewer.take() {
             let _ = t.join();
         }
-        // Only our own lease is removed: a newer one belongs to its new holder.
-        if newest(&*self.files) == Some(self.number) {
+        // Only our own lease is removed: a newer one belongs to its new holder, and so does
+        // our number when it holds another's line (the file was removed from under us and
+        // taken again; removing it would leave the role to nobody).
+        let ours = matches!(self.files.read(self.number), Ok(Some(text))
+            if Holder::parse(&text).is_some_and(|h| same_holder(&h, &self.me)));
+        if ours && newest(&*self.files) == Some(self.number) {
             self.files.remove(self.number);
         }
     }
@@ -566,6 +578,35 @@ mod tests {
         std::thread::sleep(Duration::from_millis(3500));
         assert!(lease.lost(), "kept past its expiry");
         drop(lease);
+    }
+
+    /// The lease file removed from under its holder (by hand, a cleanup script, a bucket's
+    /// lifecycle rule) and taken again by a second process under the same number: the first
+    /// loses the role, names the second as the holder now, and leaving does not remove the
+    /// second's lease. Fails if the first renews over the second's line, or if its exit
+    /// removes the lease the second holds (then both would stop).
+    #[test]
+    fn a_lease_removed_and_taken_again_goes_to_the_second_holder_alone() {
+        let base = temp("removed");
+        let first =
+            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
+        let number = newest(&DirLease::new(&base)).unwrap();
+        std::fs::remove_file(generation(&base, number)).unwrap();
+        let second = holder(77, "node-7", now_ms() + 60_000);
+        let (taken, _) = take(&base, &second, now_ms, |_| true).unwrap();
+        assert_eq!(taken, number, "the same number made again");
+        let t0 = std::time::Instant::now();
+        while !first.lost() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(first.lost(), "the first holder never saw the role taken");
+        assert_eq!(first.holder_now().map(|h| h.pid), Some(77));
+        drop(first);
+        assert_eq!(
+            holder_of(&base).map(|h| h.pid),
+            Some(77),
+            "the first holder's exit removed the second's lease"
+        );
     }
 
     #[test]

@@ -613,6 +613,14 @@ impl RoleLock {
     pub fn lost(&self) -> bool {
         self.lease.lost()
     }
+
+    /// Who holds the role's lease now, as `pid N on HOST, lease for another S s`: after
+    /// [`RoleLock::lost`], the holder that took it over.
+    pub fn holder_now(&self) -> Option<String> {
+        self.lease
+            .holder_now()
+            .map(|h| h.describe(crate::lease::now_ms()))
+    }
 }
 
 impl Drop for RoleLock {

@@ -440,10 +440,13 @@ fn trainer(config: &Path, run: &RunDir, rounds: &TrainerRounds) -> Result<()> {
     // A trainer that stalled past its lease while another machine took the role stops.
     let lost = || role.iter().any(RoleLock::lost);
     rounds.run(run, &cfg, &train, || !lost(), |_, _| Ok(()))?;
-    anyhow::ensure!(
-        !lost(),
-        "another trainer took the run's `train` role over (this one stalled past its lease)"
-    );
+    if let Some(held) = role.iter().find(|r| r.lost()) {
+        anyhow::bail!(
+            "another trainer ({}) took the run's `train` role over (this one stalled past its \
+             lease, or its lease was removed): it goes on, this one stops",
+            held.holder_now().as_deref().unwrap_or("holder unknown")
+        );
+    }
     Ok(())
 }
 

@@ -641,7 +641,15 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
     let best = bucket_b.get("models/best").unwrap().unwrap().0;
     assert_eq!(best, b"000200\n", "the stale holder moved the best pointer");
     assert!(bucket_b.get("models/000300/weights.bpk").unwrap().is_none());
+    // A leaves: B's lease, under the number A held, stays B's (A's exit removing it left the
+    // run with no trainer at all).
+    assert_eq!(a.holder_now().map(|h| h.pid), Some(77));
     drop(a);
+    assert_eq!(
+        lease::holder(&files_b).map(|h| h.pid),
+        Some(77),
+        "A's exit removed B's lease"
+    );
 }
 
 #[test]
