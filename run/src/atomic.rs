@@ -19,7 +19,7 @@ pub fn temporary_name(path: &Path) -> PathBuf {
 
 /// The pid of a temporary name, if `name` is one (`.NAME.tmp-PID`, or `.NAME.tmp-PID-N` for
 /// the lease's temporaries, several of one process).
-pub(crate) fn temporary_owner(name: &str) -> Option<u32> {
+pub fn temporary_owner(name: &str) -> Option<u32> {
     let (head, owner) = name.rsplit_once(".tmp-")?;
     (head.starts_with('.')).then_some(())?;
     owner.split('-').next()?.parse().ok()

@@ -2,8 +2,9 @@
 //! losses, optimizer, checkpoints and exact resume (`fit`), the config's `[train]` and `[loop]`
 //! tables (`config`), the training role (`roles`), the whole self-play / fit / gate loop
 //! (`looping`), the machine's measured speeds (`machine`) and the learning benchmark that
-//! judges it all (`learning`).
+//! judges it all (`learning`), and the invariants a run holds after any fault (`check`).
 
+pub mod check;
 pub mod config;
 pub mod export;
 pub mod fit;

@@ -66,6 +66,14 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Promotion::Newest)]
         promote: Promotion,
     },
+    /// Whether a run directory is whole: one unbroken lineage, a best pointer that names a
+    /// checkpoint, no temporary of a dead process, no shard or iteration counted twice. Exits
+    /// with status 1 when an invariant is broken (for fault tests and after an incident).
+    Check {
+        /// The run directory (a bucket's run: check a mirror of it).
+        #[arg(long)]
+        run: PathBuf,
+    },
     /// What a run is doing: the best and newest checkpoints, who holds its roles, and each
     /// self-play source (worker pid or loop) with its samples and rate over the last minutes,
     /// and the trainer's lag (samples trained against samples generated).
@@ -167,6 +175,14 @@ fn main() -> Result<()> {
             let run = run.open(Pulls::Everything)?;
             run.name_objects(fit(&config, &run.run_dir(), steps, until, &device))?;
             Ok(run.finish()?)
+        }
+        Cmd::Check { run } => {
+            let invariants = train::check::check(&RunDir::new(&run))?;
+            print!("{}", train::check::render(&invariants));
+            if invariants.iter().any(|i| !i.held) {
+                std::process::exit(1);
+            }
+            Ok(())
         }
         Cmd::Status { run, minutes } => {
             if !(minutes > 0.0 && minutes.is_finite()) {

@@ -312,6 +312,56 @@ fn check_finished_run(run: &Path, iterations: usize, context: &str) {
         leftovers.is_empty(),
         "{context}: temporary files left: {leftovers:?}"
     );
+    // The invariant checker agrees: a kill at any rename leaves a run that holds them all.
+    let (ok, report) = train_check(run);
+    assert!(
+        ok && report.lines().all(|l| l.starts_with("held")),
+        "{context}: {report}"
+    );
+}
+
+/// `train check --run RUN`: whether it passed, and its report.
+fn train_check(run: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["check", "--run"])
+        .arg(run)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.success(), report)
+}
+
+/// A shard copied under a second name and a temporary of a writer that is gone are what a
+/// bad mirror or a kill mid-write would leave; the checker names both and fails. Fails if
+/// either invariant is not checked, or the exit status does not say so.
+#[test]
+fn train_check_names_a_shard_counted_twice_and_a_dead_writers_temporary() {
+    let dir = temp("check");
+    let config = dir.join("tiny.toml");
+    let (run, _) = finished_loop(&dir, &config, TINY);
+    let (ok, report) = train_check(&run);
+    assert!(ok, "a finished run: {report}");
+    assert!(
+        report.contains("held   one unbroken lineage: lineage: "),
+        "{report}"
+    );
+    let shard = run::RunDir::new(&run).shards()[0].clone();
+    let copy = shard.with_file_name("shard-1-77-0-node.npz");
+    std::fs::copy(&shard, &copy).unwrap();
+    // pid 0 names no user process: its writer is gone.
+    std::fs::write(run.join("models/.best.tmp-0"), "000004\n").unwrap();
+    let (ok, report) = train_check(&run);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("BROKEN no shard counted twice: the same samples twice: ")
+            && report.contains("shard-1-77-0-node.npz"),
+        "{report}"
+    );
+    assert!(
+        report.contains("BROKEN no temporary left behind: ") && report.contains(".best.tmp-0"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
