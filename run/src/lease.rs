@@ -188,6 +188,7 @@ pub struct Lease {
     /// The holder this lease replaced (a process that ended without releasing it).
     pub previous: Option<Holder>,
     lost: Arc<AtomicBool>,
+    released: Arc<AtomicBool>,
     stop: Option<std::sync::mpsc::Sender<()>>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
@@ -256,6 +257,7 @@ impl Lease {
             me,
             previous,
             lost,
+            released: Arc::new(AtomicBool::new(false)),
             stop: Some(stop),
             renewer: Some(renewer),
         })
@@ -271,15 +273,22 @@ impl Lease {
         holder(&*self.files)
     }
 
-    /// The flag [`Lease::lost`] reads, for what must stop writing once it is set (a bucket's
-    /// mirror: [`crate::store::Bucket::fence_with`]).
-    pub fn lost_flag(&self) -> Arc<AtomicBool> {
-        self.lost.clone()
+    /// The check a writer makes before each write others act on (a bucket's mirror:
+    /// [`crate::store::Bucket::fence_with`]); it shares the lease's lost flag.
+    pub fn check(&self) -> LeaseCheck {
+        LeaseCheck {
+            files: self.files.clone(),
+            number: self.number,
+            me: self.me.clone(),
+            lost: self.lost.clone(),
+            released: self.released.clone(),
+        }
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        self.released.store(true, Ordering::Relaxed);
         drop(self.stop.take());
         if let Some(t) = self.renewer.take() {
             let _ = t.join();
@@ -386,6 +395,19 @@ enum Renewal {
 /// by another taker holds that taker's line, and renewing over it would give the role to two
 /// holders at once.
 fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
+    match still_ours(files, n, renewed) {
+        Renewal::Renewed => {}
+        other => return other,
+    }
+    match files.replace(n, &renewed.line()) {
+        Ok(()) => Renewal::Renewed,
+        Err(e) => Renewal::Unknown(e),
+    }
+}
+
+/// Whether number `n` is still the lease in force and holds `me`'s line (`Renewed`: yes),
+/// read from the storage now.
+fn still_ours(files: &dyn LeaseFiles, n: u64, me: &Holder) -> Renewal {
     let numbers = match files.numbers() {
         Ok(numbers) => numbers,
         Err(e) => return Renewal::Unknown(e),
@@ -394,13 +416,53 @@ fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
         return Renewal::TakenOver;
     }
     match files.read(n) {
-        Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, renewed)) => {}
-        Ok(_) => return Renewal::TakenOver,
-        Err(e) => return Renewal::Unknown(e),
-    }
-    match files.replace(n, &renewed.line()) {
-        Ok(()) => Renewal::Renewed,
+        Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, me)) => {
+            Renewal::Renewed
+        }
+        Ok(_) => Renewal::TakenOver,
         Err(e) => Renewal::Unknown(e),
+    }
+}
+
+/// What a holder asks before a write that others act on (a checkpoint, the best pointer): is
+/// the lease still mine? Asked of the storage at that moment, so a takeover is seen before the
+/// next write, not at the next renewal (a third of the lease later).
+#[derive(Clone, Debug)]
+pub struct LeaseCheck {
+    files: Arc<dyn LeaseFiles>,
+    number: u64,
+    me: Holder,
+    lost: Arc<AtomicBool>,
+    /// Set when the lease was released (dropped): what the holder pushes after that, its
+    /// mirror's last pass, it wrote while it held the lease.
+    released: Arc<AtomicBool>,
+}
+
+impl LeaseCheck {
+    /// Whether the lease was found lost, by this check or a renewal (no I/O).
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Whether the lease is still this holder's, read now. A takeover found sets the lease's
+    /// lost flag for good; a storage that does not answer says nothing new (the renewals judge
+    /// an outage by the lease's expiry).
+    pub fn still_held(&self) -> bool {
+        if self.lost() {
+            return false;
+        }
+        if self.released.load(Ordering::Relaxed) {
+            return true;
+        }
+        if let Renewal::TakenOver = still_ours(&*self.files, self.number, &self.me) {
+            self.lost.store(true, Ordering::Relaxed);
+            tracing::error!(
+                "{}: the lease was taken over by another holder",
+                self.files.location().display()
+            );
+            return false;
+        }
+        true
     }
 }
 

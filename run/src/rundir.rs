@@ -426,7 +426,7 @@ impl RunDir {
         // A mirror of this run pushes nothing more once the role is taken over: a stale holder's
         // checkpoints and best pointer never reach the bucket.
         if let Some(bucket) = &self.bucket {
-            bucket.fence_with(lease.lost_flag());
+            bucket.fence_with(lease.check());
         }
         let previous = (!holder.trim().is_empty())
             .then(|| describe_holder(&holder))

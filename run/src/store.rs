@@ -30,7 +30,7 @@
 //! carried either way: nothing in a run is deleted but temporaries and leases.
 
 use crate::atomic::{temporary_name, write_atomic};
-use crate::lease::LeaseFiles;
+use crate::lease::{LeaseCheck, LeaseFiles};
 use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -190,10 +190,11 @@ pub struct Bucket {
     store: Arc<AmazonS3>,
     prefix: Key,
     runtime: tokio::runtime::Runtime,
-    /// The lost-flags of the role leases this process holds on the run: once one is set
-    /// (another holder took the role over), this process's mirrors push nothing more, so a
-    /// stale holder's checkpoints and best pointer never reach the bucket.
-    fences: Mutex<Vec<Arc<AtomicBool>>>,
+    /// The role leases this process holds on the run: before each pass that pushes, a mirror
+    /// asks each whether it is still held, and once one is lost (another holder took the role
+    /// over) pushes nothing more, so a stale holder's checkpoints and best pointer never reach
+    /// the bucket.
+    fences: Mutex<Vec<LeaseCheck>>,
     /// Unreadable keys already said (once per process).
     skipped: Mutex<BTreeSet<String>>,
 }
@@ -251,18 +252,25 @@ impl Bucket {
         &self.url
     }
 
-    /// Fence this process's writes to the bucket by a role lease: `lost` is the lease's flag
-    /// ([`crate::lease::Lease::lost_flag`]), set when another holder takes the role over.
-    pub fn fence_with(&self, lost: Arc<AtomicBool>) {
+    /// Fence this process's writes to the bucket by a role lease ([`crate::lease::Lease::check`]).
+    pub fn fence_with(&self, check: LeaseCheck) {
         if let Ok(mut fences) = self.fences.lock() {
-            fences.push(lost);
+            fences.push(check);
         }
     }
 
-    /// Whether a role lease of this process was taken over: its writes must stop.
+    /// Whether a role lease of this process is known to be taken over: its writes must stop
+    /// (no I/O: what the renewals and earlier checks found).
     pub fn fenced(&self) -> bool {
         let fences = self.fences.lock().unwrap_or_else(|e| e.into_inner());
-        fences.iter().any(|lost| lost.load(Ordering::Relaxed))
+        fences.iter().any(LeaseCheck::lost)
+    }
+
+    /// Whether every role lease of this process is still its own, asked of the bucket now:
+    /// what a mirror asks before it pushes (a process that holds no role asks nothing).
+    pub fn still_held(&self) -> bool {
+        let fences = self.fences.lock().unwrap_or_else(|e| e.into_inner());
+        fences.iter().all(LeaseCheck::still_held)
     }
 
     fn key(&self, rel: &str) -> Key {
@@ -659,7 +667,7 @@ impl Syncer {
         walk(&self.root, &self.root, &mut local);
         local.sort();
         let mut pushed_now = BTreeSet::new();
-        if self.bucket.fenced() {
+        if self.bucket.fenced() || !self.bucket.still_held() {
             if !self.fenced_said {
                 tracing::error!(
                     "{}: this process's role was taken over: it pushes nothing more",
