@@ -74,7 +74,9 @@ fn lineage(run: &RunDir) -> Invariant {
     match selfplay::lineage::check_run(run) {
         Ok(l) => {
             let faults = l.breaks.iter().map(ToString::to_string).collect();
-            Invariant::new(name, faults, l.line())
+            let line = l.line();
+            let detail = line.trim_start_matches("lineage: ").to_string();
+            Invariant::new(name, faults, detail)
         }
         Err(e) => Invariant::new(
             name,

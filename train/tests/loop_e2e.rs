@@ -342,7 +342,7 @@ fn train_check_names_a_shard_counted_twice_and_a_dead_writers_temporary() {
     let (ok, report) = train_check(&run);
     assert!(ok, "a finished run: {report}");
     assert!(
-        report.contains("held   one unbroken lineage: lineage: "),
+        report.contains("held   one unbroken lineage: 3 checkpoints, unbroken\n"),
         "{report}"
     );
     let shard = run::RunDir::new(&run).shards()[0].clone();
