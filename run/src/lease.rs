@@ -181,14 +181,10 @@ impl LeaseFiles for DirLease {
 /// removes the file).
 #[derive(Debug)]
 pub struct Lease {
-    files: Arc<dyn LeaseFiles>,
-    number: u64,
-    /// This process as the lease's lines name it.
-    me: Holder,
+    /// The lease's files, number, holder line and flags, as its writers check them.
+    check: LeaseCheck,
     /// The holder this lease replaced (a process that ended without releasing it).
     pub previous: Option<Holder>,
-    lost: Arc<AtomicBool>,
-    released: Arc<AtomicBool>,
     stop: Option<std::sync::mpsc::Sender<()>>,
     renewer: Option<std::thread::JoinHandle<()>>,
 }
@@ -252,12 +248,14 @@ impl Lease {
             })
         };
         Ok(Lease {
-            files,
-            number,
-            me,
+            check: LeaseCheck {
+                files,
+                number,
+                me,
+                lost,
+                released: Arc::new(AtomicBool::new(false)),
+            },
             previous,
-            lost,
-            released: Arc::new(AtomicBool::new(false)),
             stop: Some(stop),
             renewer: Some(renewer),
         })
@@ -265,30 +263,25 @@ impl Lease {
 
     /// Whether another holder took the lease over (this process stalled past its expiry).
     pub fn lost(&self) -> bool {
-        self.lost.load(Ordering::Relaxed)
+        self.check.lost()
     }
 
     /// Who holds the lease now (after [`Lease::lost`]: the holder that took it over).
     pub fn holder_now(&self) -> Option<Holder> {
-        holder(&*self.files)
+        holder(&*self.check.files)
     }
 
     /// The check a writer makes before each write others act on (a bucket's mirror:
-    /// [`crate::store::Bucket::fence_with`]); it shares the lease's lost flag.
+    /// [`crate::store::Bucket::fence_with`]); it shares the lease's flags.
     pub fn check(&self) -> LeaseCheck {
-        LeaseCheck {
-            files: self.files.clone(),
-            number: self.number,
-            me: self.me.clone(),
-            lost: self.lost.clone(),
-            released: self.released.clone(),
-        }
+        self.check.clone()
     }
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        self.released.store(true, Ordering::Relaxed);
+        let c = &self.check;
+        c.released.store(true, Ordering::Relaxed);
         drop(self.stop.take());
         if let Some(t) = self.renewer.take() {
             let _ = t.join();
@@ -296,10 +289,8 @@ impl Drop for Lease {
         // Only our own lease is removed: a newer one belongs to its new holder, and so does
         // our number when it holds another's line (the file was removed from under us and
         // taken again; removing it would leave the role to nobody).
-        let ours = matches!(self.files.read(self.number), Ok(Some(text))
-            if Holder::parse(&text).is_some_and(|h| same_holder(&h, &self.me)));
-        if ours && newest(&*self.files) == Some(self.number) {
-            self.files.remove(self.number);
+        if let Renewal::Renewed = still_ours(&*c.files, c.number, &c.me) {
+            c.files.remove(c.number);
         }
     }
 }

@@ -25,7 +25,7 @@ impl Parent {
     /// Checkpoint directory `dir` as a parent, `meta` its metadata.
     pub fn of(dir: &Path, meta: &ModelMeta) -> Parent {
         Parent {
-            name: name_of(dir),
+            name: checkpoint_dir_name(dir),
             checksum: meta.weights_checksum.clone(),
         }
     }
@@ -124,7 +124,7 @@ fn link_fault(meta: &ModelMeta, parent: Option<&ModelMeta>) -> Option<String> {
 pub fn check_run(run: &RunDir) -> Result<Lineage, ModelError> {
     let mut metas = BTreeMap::new();
     for (_, dir) in run.checkpoints() {
-        metas.insert(name_of(&dir), read_meta(&dir)?);
+        metas.insert(checkpoint_dir_name(&dir), read_meta(&dir)?);
     }
     Ok(check(&metas))
 }
@@ -143,13 +143,14 @@ pub fn check_link(dir: &Path) -> Result<Option<Break>, ModelError> {
         false => None,
     };
     Ok(link_fault(&meta, parent_meta.as_ref()).map(|why| Break {
-        checkpoint: name_of(dir),
+        checkpoint: checkpoint_dir_name(dir),
         parent: parent.clone(),
         why,
     }))
 }
 
-fn name_of(dir: &Path) -> String {
+/// The name of checkpoint directory `dir` (`000120`), as parents and best pointers name it.
+pub fn checkpoint_dir_name(dir: &Path) -> String {
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

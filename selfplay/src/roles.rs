@@ -187,7 +187,6 @@ pub fn load_checkpoint(dir: &Path, cfg: &RunConfig, device: &Device) -> Result<M
     let m = Model::load(dir, device)?;
     if let Ok(Some(b)) = crate::lineage::check_link(dir) {
         eprintln!("warning: the run's lineage is broken at {b}");
-        tracing::warn!("the run's lineage is broken at {b}");
     }
     m.check_plays(&cfg.game, dir)?;
     m.check_finite(&cfg.game, dir)?;

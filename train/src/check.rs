@@ -88,16 +88,18 @@ fn lineage(run: &RunDir) -> Invariant {
 
 fn best_pointer(run: &RunDir) -> Invariant {
     let name = "the best pointer names a checkpoint";
-    let faults = match run.best() {
-        Ok(Some(dir)) if dir.is_dir() => Vec::new(),
-        Ok(Some(dir)) => vec![format!("it names {}, which is not there", dir.display())],
-        Ok(None) if run.checkpoints().is_empty() => Vec::new(),
-        Ok(None) => vec!["the run has checkpoints but no best pointer".into()],
-        Err(e) => vec![e.to_string()],
-    };
-    let held = match run.best() {
-        Ok(Some(dir)) => format!("{}", dir.display()),
-        _ => "no checkpoint yet".into(),
+    let (faults, held) = match run.best() {
+        Ok(Some(dir)) if dir.is_dir() => (Vec::new(), dir.display().to_string()),
+        Ok(Some(dir)) => (
+            vec![format!("it names {}, which is not there", dir.display())],
+            String::new(),
+        ),
+        Ok(None) if run.checkpoints().is_empty() => (Vec::new(), "no checkpoint yet".into()),
+        Ok(None) => (
+            vec!["the run has checkpoints but no best pointer".into()],
+            String::new(),
+        ),
+        Err(e) => (vec![e.to_string()], String::new()),
     };
     Invariant::new(name, faults, held)
 }

@@ -462,10 +462,7 @@ impl Trainer {
             .map_err(|e| selfplay::model::io_err(&s, e))
         })?;
         Ok(Parent {
-            name: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            name: selfplay::lineage::checkpoint_dir_name(dir),
             checksum: Some(checksum),
         })
     }

@@ -191,12 +191,6 @@ impl IterationSummary {
     }
 }
 
-fn name_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 /// Command-line overrides of the `[loop]` table (they leave the frozen config as it is).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Overrides {
@@ -405,7 +399,7 @@ impl Looper {
                             losses: Some(fitted.mean),
                             step: fitted.step,
                             gate: "newest".into(),
-                            best: name_of(&fitted.dir),
+                            best: selfplay::lineage::checkpoint_dir_name(&fitted.dir),
                             seconds: t_round.elapsed().as_secs_f64(),
                             ..Default::default()
                         };
@@ -749,7 +743,7 @@ impl Looper {
     /// `loop.rating_every` above 0), then refresh the rating table.
     fn rate(&mut self, it: u32, promoted: bool, summary: &mut IterationSummary) -> Result<()> {
         let best_dir = self.best()?;
-        summary.best = name_of(&best_dir);
+        summary.best = selfplay::lineage::checkpoint_dir_name(&best_dir);
         let Some(rater) = &self.rater else {
             return Ok(());
         };

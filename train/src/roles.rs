@@ -199,10 +199,7 @@ pub fn open_trainer(
 /// its newest checkpoint either way, and `train status` reports the same.
 fn warn_of_breaks(run: &RunDir) {
     match selfplay::lineage::check_run(run) {
-        Ok(l) if !l.breaks.is_empty() => {
-            eprintln!("warning: {}", l.line());
-            tracing::warn!("{}", l.line());
-        }
+        Ok(l) if !l.breaks.is_empty() => eprintln!("warning: {}", l.line()),
         Ok(_) => {}
         Err(e) => eprintln!("warning: the run's lineage cannot be read: {e}"),
     }

@@ -29,6 +29,13 @@ fn train_loop(config: &Path, run: &Path, extra: &[&str]) -> Command {
     c
 }
 
+/// `train loop --from PIECE` into `run`, with `extra` arguments, run to its end.
+fn loop_from(config: &Path, run: &Path, piece: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--from", piece.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    train_loop(config, run, &args).output().unwrap()
+}
+
 /// Write `text` to `config` and run the loop to its end in `dir/run`; returns the run
 /// directory and what the loop printed.
 fn finished_loop(dir: &Path, config: &Path, text: &str) -> (PathBuf, String) {
@@ -772,13 +779,7 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
     // The piece carries its run's config: another config is refused as for any resumed run.
     let other = dir.join("other.toml");
     std::fs::write(&other, text.replace("steps = 4", "steps = 5")).unwrap();
-    let refused = train_loop(
-        &other,
-        &dir.join("elsewhere"),
-        &["--from", saved.to_str().unwrap()],
-    )
-    .output()
-    .unwrap();
+    let refused = loop_from(&other, &dir.join("elsewhere"), &saved, &[]);
     assert!(!refused.status.success());
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("started with another config"),
@@ -786,13 +787,7 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
         String::from_utf8_lossy(&refused.stderr)
     );
     let second = dir.join("second");
-    let out = train_loop(
-        &config,
-        &second,
-        &["--from", saved.to_str().unwrap(), "--iterations", "3"],
-    )
-    .output()
-    .unwrap();
+    let out = loop_from(&config, &second, &saved, &["--iterations", "3"]);
     assert!(
         out.status.success(),
         "{}",
@@ -821,13 +816,7 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
         .collect();
     assert_eq!(steps, [4, 8, 12]);
     // Again, with a higher limit: the piece has checkpoints now, so it resumes as it is.
-    let said = train_loop(
-        &config,
-        &second,
-        &["--from", saved.to_str().unwrap(), "--iterations", "4"],
-    )
-    .output()
-    .unwrap();
+    let said = loop_from(&config, &second, &saved, &["--iterations", "4"]);
     assert!(said.status.success());
     assert!(
         String::from_utf8_lossy(&said.stderr).contains("already has checkpoints"),

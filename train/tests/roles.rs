@@ -124,17 +124,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // The status names the worker (this process) and the best, and says no one trains now.
-    let out = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args(["status", "--run"])
-        .arg(&run)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = train_status(&run);
     assert!(text.contains("best 000008"), "{text}");
     assert!(text.contains("role train: held by nobody"), "{text}");
     let me = format!(
@@ -163,18 +153,28 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         )
         .unwrap();
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args(["status", "--run"])
-        .arg(&run)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = train_status(&run);
     assert!(
         text.contains("lineage: BROKEN at 1 of 4 checkpoints")
             && text.contains("000006 (parent 000004): it was trained from weights"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What `train status --run RUN` prints; it must succeed.
+fn train_status(run: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["status", "--run"])
+        .arg(run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A trainer that leaves promotion to the gatekeeper (`--promote gate`), a gatekeeper process
