@@ -11,6 +11,13 @@
 //! name, on NFS too), then checks that no higher number appeared, and removes the older ones.
 //! Clocks of the machines must agree to well within the duration (`LIFELINE_LEASE_SECONDS`,
 //! 60 by default).
+//!
+//! The number is the lease's **epoch**, its fencing token: it grows every time the role changes
+//! hands, and what a holder writes that others act on carries it (a checkpoint's `epoch`), so
+//! that a reader keeps the newest epoch's writes and a holder that meets a newer epoch stops.
+//! Removing the lease files (by hand, a cleanup script, a bucket's lifecycle rule) must not
+//! hand an old number out again: a taker starts above `floor`, the highest epoch the run's own
+//! records hold ([`crate::RunDir::lock`] reads it from the checkpoints).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -191,19 +198,29 @@ pub struct Lease {
 
 impl Lease {
     /// Take the lease whose numbered files are `files` for this process, for the configured
-    /// duration (`LIFELINE_LEASE_SECONDS`, 60 s by default).
-    pub fn take(files: Arc<dyn LeaseFiles>) -> Result<Lease, LeaseError> {
-        Lease::take_for(files, duration())
+    /// duration (`LIFELINE_LEASE_SECONDS`, 60 s by default), its epoch above `floor`.
+    pub fn take(files: Arc<dyn LeaseFiles>, floor: u64) -> Result<Lease, LeaseError> {
+        Lease::take_for(files, duration(), floor)
     }
 
-    /// [`Lease::take`] for `duration`.
-    pub fn take_for(files: Arc<dyn LeaseFiles>, duration: Duration) -> Result<Lease, LeaseError> {
+    /// The lease's epoch (its number): what this holder's writes carry.
+    pub fn epoch(&self) -> u64 {
+        self.check.number
+    }
+
+    /// [`Lease::take`] for `duration`, its epoch above `floor` (the highest epoch the run's
+    /// records hold).
+    pub fn take_for(
+        files: Arc<dyn LeaseFiles>,
+        duration: Duration,
+        floor: u64,
+    ) -> Result<Lease, LeaseError> {
         let me = Holder {
             pid: std::process::id(),
             host: crate::host::host_name(),
             expires_ms: now_ms() + duration.as_millis(),
         };
-        let (number, previous) = take(&*files, &me, now_ms, crate::host::process_alive)?;
+        let (number, previous) = take(&*files, &me, floor, now_ms, crate::host::process_alive)?;
         let lost = Arc::new(AtomicBool::new(false));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let renewer = {
@@ -321,12 +338,13 @@ fn newest(files: &dyn LeaseFiles) -> Option<u64> {
     files.numbers().ok()?.pop()
 }
 
-/// Take the lease of `files` for `me`; returns the lease number and the stale holder it
-/// replaced. `alive(pid)` says whether a process of this machine runs. Of several concurrent
-/// takers exactly one wins: each new number is created once.
+/// Take the lease of `files` for `me`; returns the lease number (its epoch, above `floor`) and
+/// the stale holder it replaced. `alive(pid)` says whether a process of this machine runs. Of
+/// several concurrent takers exactly one wins: each new number is created once.
 pub fn take(
     files: &dyn LeaseFiles,
     me: &Holder,
+    floor: u64,
     now: impl Fn() -> u128,
     alive: impl Fn(u32) -> bool,
 ) -> Result<(u64, Option<Holder>), LeaseError> {
@@ -336,7 +354,7 @@ pub fn take(
     };
     loop {
         let (next, previous) = match files.numbers().map_err(io)?.pop() {
-            None => (1, None),
+            None => (floor + 1, None),
             Some(n) => {
                 // Replaced since it was listed: look again.
                 let Some(text) = files.read(n).map_err(io)? else {
@@ -349,7 +367,7 @@ pub fn take(
                         return Err(LeaseError::Held(h.describe(now())));
                     }
                 }
-                (n + 1, holder)
+                (n.max(floor) + 1, holder)
             }
         };
         if !files.create(next, &me.line()).map_err(io)? {
@@ -435,6 +453,23 @@ impl LeaseCheck {
         self.lost.load(Ordering::Relaxed)
     }
 
+    /// The lease's epoch.
+    pub fn epoch(&self) -> u64 {
+        self.number
+    }
+
+    /// Mark the lease lost for good: a write of a newer epoch was found (a checkpoint of the
+    /// role's next holder), so whoever holds the lease files now, this holder's time is over.
+    pub fn lose(&self) {
+        if !self.lost.swap(true, Ordering::Relaxed) {
+            tracing::error!(
+                "{}: a newer holder's write was found (epoch above {}): this holder stops",
+                self.files.location().display(),
+                self.number
+            );
+        }
+    }
+
     /// Whether the lease is still this holder's, read now. A takeover found sets the lease's
     /// lost flag for good; a storage that does not answer says nothing new (the renewals judge
     /// an outage by the lease's expiry).
@@ -488,7 +523,7 @@ mod tests {
         now: impl Fn() -> u128,
         alive: impl Fn(u32) -> bool,
     ) -> Result<(u64, Option<Holder>), LeaseError> {
-        super::take(&DirLease::new(base), me, now, alive)
+        super::take(&DirLease::new(base), me, 0, now, alive)
     }
 
     fn holder(pid: u32, host: &str, expires_ms: u128) -> Holder {
@@ -578,6 +613,38 @@ mod tests {
         }
     }
 
+    /// Lease files removed (by hand, a lifecycle rule) do not hand a number out again that the
+    /// run's records hold: the next taker starts above the floor, and above the files' own
+    /// numbers where those are higher. Fails if the floor is ignored: the next holder would
+    /// write under an old epoch, and readers could not tell its checkpoints from the old
+    /// holder's.
+    #[test]
+    fn a_removed_lease_is_taken_again_above_the_epoch_the_run_records() {
+        let base = temp("floor");
+        let now = 1_000_000u128;
+        let files = DirLease::new(&base);
+        let me = holder(1, "here", now + 60_000);
+        let taken = super::take(&files, &me, 7, || now, |_| true).unwrap();
+        assert_eq!(
+            taken,
+            (8, None),
+            "no lease files: the next epoch after the floor"
+        );
+        // Removed from under its holder; the records now hold epoch 8.
+        files.remove(8);
+        let next = super::take(
+            &files,
+            &holder(2, "there", now + 60_000),
+            8,
+            || now,
+            |_| true,
+        );
+        assert_eq!(next.unwrap().0, 9, "an epoch handed out twice");
+        // Files above the floor (an expired holder of epoch 12): the files' number counts.
+        std::fs::write(generation(&base, 12), holder(3, "x", now - 1).line()).unwrap();
+        assert_eq!(super::take(&files, &me, 9, || now, |_| true).unwrap().0, 13);
+    }
+
     /// A lease's files whose storage stops answering while `down` is set.
     #[derive(Debug)]
     struct Flaky {
@@ -618,7 +685,7 @@ mod tests {
             down: down.clone(),
         };
         // Renewed every 500 ms for 1.5 s: a blip must outlast a whole second to cost it.
-        let lease = Lease::take_for(Arc::new(files), Duration::from_millis(1500)).unwrap();
+        let lease = Lease::take_for(Arc::new(files), Duration::from_millis(1500), 0).unwrap();
         // A blip shorter than the lease: renewals fail, the lease is kept.
         down.store(true, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(450));
@@ -641,8 +708,12 @@ mod tests {
     #[test]
     fn a_lease_removed_and_taken_again_goes_to_the_second_holder_alone() {
         let base = temp("removed");
-        let first =
-            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
+        let first = Lease::take_for(
+            Arc::new(DirLease::new(&base)),
+            Duration::from_millis(300),
+            0,
+        )
+        .unwrap();
         let number = newest(&DirLease::new(&base)).unwrap();
         std::fs::remove_file(generation(&base, number)).unwrap();
         let second = holder(77, "node-7", now_ms() + 60_000);
@@ -665,8 +736,12 @@ mod tests {
     #[test]
     fn a_held_lease_is_renewed_and_removed_when_dropped() {
         let base = temp("renew");
-        let lease =
-            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
+        let lease = Lease::take_for(
+            Arc::new(DirLease::new(&base)),
+            Duration::from_millis(300),
+            0,
+        )
+        .unwrap();
         let first = holder_of(&base).unwrap();
         std::thread::sleep(Duration::from_millis(700));
         let later = holder_of(&base).unwrap();
@@ -694,8 +769,12 @@ mod tests {
         for (_, old) in generations(&base) {
             std::fs::remove_file(old).unwrap();
         }
-        let lease =
-            Lease::take_for(Arc::new(DirLease::new(&base)), Duration::from_millis(300)).unwrap();
+        let lease = Lease::take_for(
+            Arc::new(DirLease::new(&base)),
+            Duration::from_millis(300),
+            0,
+        )
+        .unwrap();
         drop(lease);
         assert!(generations(&base).is_empty(), "a released lease is removed");
     }

@@ -63,6 +63,9 @@ pub struct RunDir {
     /// The bucket this directory mirrors, where the run's role leases live
     /// ([`crate::store`]); none for a run that is only a directory.
     bucket: Option<Arc<Bucket>>,
+    /// The epochs of the roles this process holds through this value or its clones
+    /// ([`RunDir::epoch`]).
+    held: Arc<std::sync::Mutex<Vec<(Role, u64)>>>,
 }
 
 /// A shard of the run and its paths.
@@ -94,6 +97,7 @@ impl RunDir {
         RunDir {
             root: root.into(),
             bucket: None,
+            held: Default::default(),
         }
     }
 
@@ -103,6 +107,7 @@ impl RunDir {
         RunDir {
             root: root.into(),
             bucket: Some(bucket),
+            held: Default::default(),
         }
     }
 
@@ -216,9 +221,37 @@ impl RunDir {
         out
     }
 
-    /// The newest complete checkpoint.
+    /// The newest complete checkpoint: the latest step of the newest epoch. A checkpoint an
+    /// older trainer wrote after a newer one took the role over (a later step of an older
+    /// epoch) is a branch the run left behind, never the one to go on from.
     pub fn newest_checkpoint(&self) -> Option<PathBuf> {
-        self.checkpoints().pop().map(|(_, p)| p)
+        let checkpoints = self.checkpoints();
+        let newest = checkpoints
+            .iter()
+            .map(|(_, dir)| recorded_epoch(dir))
+            .max()?;
+        checkpoints
+            .into_iter()
+            .rev()
+            .find(|(_, dir)| recorded_epoch(dir) == newest)
+            .map(|(_, dir)| dir)
+    }
+
+    /// The highest epoch the run's checkpoints record (0 when none does): where the next
+    /// holder of the `train` role starts.
+    pub fn recorded_epoch(&self) -> u64 {
+        self.checkpoints()
+            .iter()
+            .map(|(_, dir)| recorded_epoch(dir))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The epoch of role `role` while this process holds it through this value (or a clone):
+    /// what the role's writes carry.
+    pub fn epoch(&self, role: Role) -> Option<u64> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.iter().find(|(r, _)| *r == role).map(|(_, e)| *e)
     }
 
     /// Sample shards of the run, oldest first (their stamps start with the time).
@@ -411,7 +444,13 @@ impl RunDir {
         // The file lock keeps out a second holder on this machine (and on filesystems whose
         // locks reach across machines); the lease keeps one out on another machine where they
         // do not.
-        let lease = Lease::take(self.lease_files(role)).map_err(|e| match e {
+        // The checkpoints are the `train` role's writes: a new holder's epoch starts above
+        // theirs, so that removed lease files never hand an old epoch out again.
+        let floor = match role {
+            Role::Train => self.recorded_epoch(),
+            Role::Gate => 0,
+        };
+        let lease = Lease::take(self.lease_files(role), floor).map_err(|e| match e {
             LeaseError::Held(holder) => RunDirError::Locked {
                 run: self.root.clone(),
                 role,
@@ -426,7 +465,7 @@ impl RunDir {
         // A mirror of this run pushes nothing more once the role is taken over: a stale holder's
         // checkpoints and best pointer never reach the bucket.
         if let Some(bucket) = &self.bucket {
-            bucket.fence_with(lease.check());
+            bucket.fence_with(role, lease.check());
         }
         let previous = (!holder.trim().is_empty())
             .then(|| describe_holder(&holder))
@@ -444,10 +483,16 @@ impl RunDir {
             file.sync_all()
         })()
         .map_err(io_error(&path, "write the lock file"))?;
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(r, _)| *r != role);
+        held.push((role, lease.epoch()));
+        drop(held);
         Ok(RoleLock {
             file,
             previous,
             lease,
+            role,
+            held: self.held.clone(),
         })
     }
 
@@ -605,9 +650,18 @@ pub struct RoleLock {
     pub previous: Option<String>,
     /// Renewed while the role is held, removed when it is released.
     lease: Lease,
+    role: Role,
+    /// The run's record of the epochs held ([`RunDir::epoch`]), cleared of this role on drop.
+    held: Arc<std::sync::Mutex<Vec<(Role, u64)>>>,
 }
 
 impl RoleLock {
+    /// The role's epoch for this holder: its lease number, above every epoch the run's
+    /// checkpoints record when the role is `train`.
+    pub fn epoch(&self) -> u64 {
+        self.lease.epoch()
+    }
+
     /// Whether another machine took the role over while this process stalled past its
     /// lease (a holder should then stop writing).
     pub fn lost(&self) -> bool {
@@ -625,6 +679,9 @@ impl RoleLock {
 
 impl Drop for RoleLock {
     fn drop(&mut self) {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(r, _)| *r != self.role);
+        drop(held);
         // An empty file tells the next holder that this one ended cleanly.
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
@@ -654,6 +711,24 @@ fn is_checkpoint(dir: &Path) -> bool {
     dir.join(WEIGHTS_FILE).is_file() && dir.join(META_FILE).is_file()
 }
 
+/// The epoch of the `train` lease under which checkpoint `dir` was written (its metadata's
+/// `epoch`); 0 for a checkpoint written without one (before epochs, or by no role holder).
+pub fn recorded_epoch(dir: &Path) -> u64 {
+    std::fs::read(dir.join(META_FILE)).map_or(0, |bytes| epoch_in(&bytes))
+}
+
+/// The `epoch` of a checkpoint's metadata text (0 when it has none, or is unreadable).
+pub(crate) fn epoch_in(meta: &[u8]) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Epoch {
+        epoch: Option<u64>,
+    }
+    serde_json::from_slice::<Epoch>(meta)
+        .ok()
+        .and_then(|m| m.epoch)
+        .unwrap_or(0)
+}
+
 /// Sort key of `shard-<millis>-<rest>.npz`: the time stamp, then the name.
 fn stamp_order(p: &Path) -> (u128, String) {
     let name = p
@@ -679,6 +754,47 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         RunDir::new(dir)
+    }
+
+    /// The `train` role's epoch starts above the epochs the checkpoints record, even when the
+    /// lease files are gone; the run goes on from the newest epoch's latest step, not from a
+    /// later step an older holder left. Fails if the floor is not read (epoch 1 again) or if
+    /// the newest checkpoint is chosen by step alone.
+    #[test]
+    fn the_train_epoch_starts_above_the_checkpoints_and_the_newest_epoch_is_gone_on_from() {
+        let run = scratch("epoch");
+        let with_epoch = |step: u64, epoch: u64| {
+            let dir = fake_checkpoint(&run, step);
+            std::fs::write(
+                dir.join(META_FILE),
+                format!(r#"{{"step":{step},"epoch":{epoch}}}"#),
+            )
+            .unwrap();
+            dir
+        };
+        with_epoch(96, 4);
+        let fork = with_epoch(102, 5);
+        // An older holder's checkpoint written after the newer one took over.
+        with_epoch(108, 4);
+        assert_eq!(run.recorded_epoch(), 5);
+        assert_eq!(run.newest_checkpoint(), Some(fork));
+        let lock = run.lock(Role::Train).unwrap();
+        assert_eq!(lock.epoch(), 6);
+        assert_eq!(
+            run.clone().epoch(Role::Train),
+            Some(6),
+            "a clone sees the epoch held"
+        );
+        assert_eq!(run.epoch(Role::Gate), None);
+        drop(lock);
+        assert_eq!(
+            run.epoch(Role::Train),
+            None,
+            "released, the epoch is no longer held"
+        );
+        // Lease files removed by hand: the next holder still starts above the records.
+        let _ = std::fs::remove_dir_all(run.root().join("locks"));
+        assert_eq!(run.lock(Role::Train).unwrap().epoch(), 6);
     }
 
     fn fake_checkpoint(run: &RunDir, step: u64) -> PathBuf {

@@ -19,6 +19,11 @@
 //! - a worker pulls only the config and the best checkpoint ([`Pulls::Models`]), not the
 //!   shards, and keeps its mirror small;
 //! - a file unchanged here that the bucket lost (deleted there) is pushed again;
+//! - a checkpoint carries the epoch of the `train` lease it was written under
+//!   ([`crate::lease`]): a holder replaces an older epoch's checkpoint of the same name (a
+//!   stale holder's last push, made before it saw the role taken), never a newer epoch's, and
+//!   a holder that finds a newer epoch's checkpoint where it writes stops pushing; a mirror
+//!   that holds a checkpoint since replaced in the bucket pulls it again;
 //! - role leases are objects of their own (`locks/ROLE.lease.N`) created with a conditional
 //!   PUT (`If-None-Match: *`), which succeeds for exactly one of several takers, the one
 //!   guarantee [`crate::lease`] needs. The store must support it (AWS S3 since 2024, MinIO,
@@ -31,6 +36,8 @@
 
 use crate::atomic::{temporary_name, write_atomic};
 use crate::lease::{LeaseCheck, LeaseFiles};
+use crate::role::Role;
+use crate::rundir::{epoch_in, META_FILE};
 use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
@@ -194,7 +201,7 @@ pub struct Bucket {
     /// asks each whether it is still held, and once one is lost (another holder took the role
     /// over) pushes nothing more, so a stale holder's checkpoints and best pointer never reach
     /// the bucket.
-    fences: Mutex<Vec<LeaseCheck>>,
+    fences: Mutex<Vec<(Role, LeaseCheck)>>,
     /// Unreadable keys already said (once per process).
     skipped: Mutex<BTreeSet<String>>,
 }
@@ -252,25 +259,43 @@ impl Bucket {
         &self.url
     }
 
-    /// Fence this process's writes to the bucket by a role lease ([`crate::lease::Lease::check`]).
-    pub fn fence_with(&self, check: LeaseCheck) {
-        if let Ok(mut fences) = self.fences.lock() {
-            fences.push(check);
-        }
+    /// Fence this process's writes to the bucket by the lease of role `role`
+    /// ([`crate::lease::Lease::check`]).
+    pub fn fence_with(&self, role: Role, check: LeaseCheck) {
+        self.fences().push((role, check));
+    }
+
+    fn fences(&self) -> std::sync::MutexGuard<'_, Vec<(Role, LeaseCheck)>> {
+        self.fences.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether a role lease of this process is known to be taken over: its writes must stop
     /// (no I/O: what the renewals and earlier checks found).
     pub fn fenced(&self) -> bool {
-        let fences = self.fences.lock().unwrap_or_else(|e| e.into_inner());
-        fences.iter().any(LeaseCheck::lost)
+        self.fences().iter().any(|(_, f)| f.lost())
     }
 
     /// Whether every role lease of this process is still its own, asked of the bucket now:
     /// what a mirror asks before it pushes (a process that holds no role asks nothing).
     pub fn still_held(&self) -> bool {
-        let fences = self.fences.lock().unwrap_or_else(|e| e.into_inner());
-        fences.iter().all(LeaseCheck::still_held)
+        self.fences().iter().all(|(_, f)| f.still_held())
+    }
+
+    /// Whether this process holds the `train` role under `epoch`, not known to be lost (no
+    /// I/O): the one writer whose checkpoints of that epoch may replace an older epoch's.
+    fn holds_train_epoch(&self, epoch: u64) -> bool {
+        let fences = self.fences();
+        let mut train = fences.iter().filter(|(r, _)| *r == Role::Train);
+        train.any(|(_, f)| f.epoch() == epoch && !f.lost())
+    }
+
+    /// A newer epoch's checkpoint was found where this process writes: its `train` lease is
+    /// lost for good, whoever holds the lease files now.
+    fn supersede_train(&self) {
+        let fences = self.fences();
+        for (_, f) in fences.iter().filter(|(r, _)| *r == Role::Train) {
+            f.lose();
+        }
     }
 
     fn key(&self, rel: &str) -> Key {
@@ -602,8 +627,26 @@ pub struct Syncer {
     state: HashMap<String, Synced>,
     /// Whether a fenced pass said so already (once is enough).
     fenced_said: bool,
+    /// Checkpoints already said to be another writer's (once each is enough).
+    theirs_said: BTreeSet<String>,
     /// How long a models-only mirror keeps its own files after they went up.
     keep_own: Duration,
+}
+
+/// What a mirror may do with one of its checkpoints ([`Syncer::claim`]).
+enum Claim {
+    /// The bucket holds it already (or a newer copy this mirror pulls).
+    Synced,
+    /// Push its files, creating each, never replacing another writer's.
+    Create,
+    /// Push its files over an older epoch's checkpoint of the same name.
+    Replace,
+    /// Another writer's, of the same or a newer epoch, and this process is not the newer
+    /// holder: not pushed.
+    Theirs,
+    /// A newer epoch's, where this process writes: its `train` lease is lost, nothing more is
+    /// pushed.
+    Superseded,
 }
 
 /// Checkpoints a models-only mirror keeps besides the best: the newest few, so that the one a
@@ -623,6 +666,7 @@ impl Syncer {
             pulls,
             state,
             fenced_said: false,
+            theirs_said: BTreeSet::new(),
             keep_own: crate::host::env_seconds("LIFELINE_MIRROR_KEEP_SECONDS", 600.0),
         }
     }
@@ -662,7 +706,7 @@ impl Syncer {
     /// One pass: push what changed here, pull what changed there.
     pub fn pass(&mut self) -> Result<Moved, StoreError> {
         let mut moved = Moved::default();
-        let remote = self.list()?;
+        let mut remote = self.list()?;
         let mut local = Vec::new();
         walk(&self.root, &self.root, &mut local);
         local.sort();
@@ -676,9 +720,12 @@ impl Syncer {
                 self.fenced_said = true;
             }
         } else {
-            self.push_checkpoints(&local, &remote, &mut moved)?;
-            // Checkpoints first, so that a best pointer never goes up before what it names.
-            for rel in local.iter().filter(|r| checkpoint_of(r).is_none()) {
+            self.push_checkpoints(&local, &mut remote, &mut moved)?;
+            // Checkpoints first, so that a best pointer never goes up before what it names (nor
+            // after a newer epoch's checkpoint was found among them).
+            let bucket = self.bucket.clone();
+            let files = local.iter().filter(|r| checkpoint_of(r).is_none());
+            for rel in files.filter(|_| !bucket.fenced()) {
                 if self.push_file(rel, remote.get(rel), &mut moved)? {
                     pushed_now.insert(rel.as_str());
                 }
@@ -751,11 +798,14 @@ impl Syncer {
         self.keep_own = keep;
     }
 
-    /// Push each local checkpoint directory the bucket lacks: its files, then its marker.
+    /// Push each local checkpoint directory the bucket lacks, or holds of an older epoch: its
+    /// files, then its marker.
+    /// `remote` learns what went up, so that this pass's pulls do not take it for a change
+    /// made there.
     fn push_checkpoints(
         &mut self,
         local: &[String],
-        remote: &BTreeMap<String, String>,
+        remote: &mut BTreeMap<String, String>,
         moved: &mut Moved,
     ) -> Result<(), StoreError> {
         let mut dirs: BTreeMap<&str, Vec<&String>> = BTreeMap::new();
@@ -765,32 +815,104 @@ impl Syncer {
             }
         }
         for (dir, files) in dirs {
-            let marker = format!("{dir}/{COMPLETE}");
-            if remote.contains_key(&marker) {
-                continue;
-            }
+            let replace = match self.claim(dir, remote)? {
+                Claim::Synced => continue,
+                Claim::Create => false,
+                Claim::Replace => true,
+                Claim::Theirs => {
+                    self.say_theirs(dir);
+                    continue;
+                }
+                Claim::Superseded => return Ok(()),
+            };
             let mut listing = String::new();
             let mut theirs = false;
             for rel in files {
                 let bytes = std::fs::read(self.root.join(rel)).map_err(self.io(rel, "read"))?;
                 listing.push_str(&format!("{} {rel}\n", bytes.len()));
-                let Some(etag) = self.create(rel, bytes)? else {
+                let etag = match replace {
+                    true => self.bucket.put(rel, bytes, false)?,
+                    false => self.create(rel, bytes)?,
+                };
+                let Some(etag) = etag else {
                     theirs = true;
                     break;
                 };
+                remote.insert(rel.clone(), etag.clone());
                 self.record(rel, etag);
                 moved.pushed += 1;
             }
             if theirs {
-                tracing::error!(
-                    "{}: the bucket holds another {dir} (another trainer wrote it): this one is not pushed",
-                    self.bucket.url()
-                );
+                self.say_theirs(dir);
                 continue;
             }
-            self.bucket.put(&marker, listing.into_bytes(), true)?;
+            if replace {
+                tracing::warn!(
+                    "{}: {dir} of an older epoch replaced by this holder's (a stale trainer's \
+                     last push)",
+                    self.bucket.url()
+                );
+            }
+            let marker = format!("{dir}/{COMPLETE}");
+            let etag = self.bucket.put(&marker, listing.into_bytes(), !replace)?;
+            remote.insert(marker, etag.unwrap_or_default());
         }
         Ok(())
+    }
+
+    /// What this mirror may do with its checkpoint `dir`, by what the bucket holds of it
+    /// (`remote`): the epochs in the two metadata files decide between writers.
+    fn claim(&mut self, dir: &str, remote: &BTreeMap<String, String>) -> Result<Claim, StoreError> {
+        let meta = format!("{dir}/{META_FILE}");
+        let done = match remote.contains_key(&format!("{dir}/{COMPLETE}")) {
+            true => Claim::Synced,
+            false => Claim::Create,
+        };
+        let Some(their_etag) = remote.get(&meta) else {
+            // No metadata there: nothing to weigh; files are created, never replaced.
+            return Ok(done);
+        };
+        // Some(true): this mirror synced the bucket's copy; Some(false): it synced another.
+        let synced_theirs = self.state.get(&meta).map(|k| k.etag == *their_etag);
+        if synced_theirs == Some(true) {
+            return Ok(done);
+        }
+        let ours = std::fs::read(self.root.join(&meta)).map_err(self.io(&meta, "read"))?;
+        let Some((theirs, etag)) = self.bucket.get(&meta)? else {
+            return Ok(done);
+        };
+        if ours == theirs {
+            // This mirror's own push, its record lost: the bucket holds what is here.
+            self.record(&meta, etag);
+            return Ok(done);
+        }
+        let (mine, their) = (epoch_in(&ours), epoch_in(&theirs));
+        let holder = self.bucket.holds_train_epoch(mine);
+        Ok(if their > mine && holder {
+            tracing::error!(
+                "{}: {dir} was written under epoch {their}, after this trainer's {mine}: \
+                 another trainer holds the run now, and this one pushes nothing more",
+                self.bucket.url()
+            );
+            self.bucket.supersede_train();
+            Claim::Superseded
+        } else if their <= mine && holder {
+            Claim::Replace
+        } else if synced_theirs.is_some() {
+            // Replaced in the bucket since this mirror synced it: pulled again, not pushed.
+            Claim::Synced
+        } else {
+            Claim::Theirs
+        })
+    }
+
+    fn say_theirs(&mut self, dir: &str) {
+        if self.theirs_said.insert(dir.to_string()) {
+            tracing::error!(
+                "{}: the bucket holds another {dir} (another trainer wrote it): this one is not pushed",
+                self.bucket.url()
+            );
+        }
     }
 
     /// Create object `rel` holding `bytes`, never replacing another writer's: its ETag, the
@@ -820,7 +942,7 @@ impl Syncer {
             .collect();
         for dir in complete {
             let target = self.root.join(dir);
-            if target.exists() {
+            if target.exists() && !self.replaced_there(dir, remote) {
                 continue;
             }
             let tmp = temporary_name(&target);
@@ -841,6 +963,10 @@ impl Syncer {
                 }
                 std::fs::write(&path, bytes).map_err(self.io(rel, "write"))?;
             }
+            if target.exists() {
+                // Replaced in the bucket by a newer epoch's checkpoint: this copy is stale.
+                std::fs::remove_dir_all(&target).map_err(self.io(dir, "remove the stale copy"))?;
+            }
             std::fs::rename(&tmp, &target).map_err(self.io(dir, "rename into place"))?;
             for (rel, etag) in files {
                 self.record(rel, etag.clone());
@@ -848,6 +974,16 @@ impl Syncer {
             }
         }
         Ok(())
+    }
+
+    /// Whether checkpoint `dir`, synced here before, holds other metadata in the bucket now (a
+    /// newer epoch's checkpoint replaced the one this mirror has).
+    fn replaced_there(&self, dir: &str, remote: &BTreeMap<String, String>) -> bool {
+        let meta = format!("{dir}/{META_FILE}");
+        match (self.state.get(&meta), remote.get(&meta)) {
+            (Some(k), Some(etag)) => k.etag != *etag,
+            _ => false,
+        }
     }
 
     /// Push `rel` if it changed here since the last pass (merging a log both sides appended);

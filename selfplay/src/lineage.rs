@@ -4,6 +4,12 @@
 //! one bucket leave exactly that: the second's `000102` names `000096` as its parent, and the
 //! bucket's `000096` is the first trainer's network.
 //!
+//! A checkpoint whose parent was written under a newer epoch than itself (`epoch`, the `train`
+//! lease's fencing token) is not a break: it is what an older trainer wrote after a newer one
+//! took the role over and replaced the parent under its name, a branch the run left behind.
+//! It is counted as superseded, and no reader goes on from it
+//! ([`run::RunDir::newest_checkpoint`] takes the newest epoch first).
+//!
 //! What it trusts: each checkpoint's `weights_checksum`, written with its weights (a damaged
 //! weights file is [`crate::model::Model::load`]'s to find). A checkpoint written before parents
 //! carried checksums is linked by name only, and counted as such. A parent that is not in the
@@ -56,16 +62,26 @@ pub struct Lineage {
     pub checkpoints: usize,
     /// Links that name a parent without its checksum (checkpoints of older builds).
     pub by_name_only: usize,
+    /// Checkpoints of an older epoch than the parent their name points to: a stale trainer's
+    /// branch, not the run's chain.
+    pub superseded: Vec<String>,
     pub breaks: Vec<Break>,
 }
 
 impl Lineage {
     /// One line for `train status`: `lineage: 12 checkpoints, unbroken` or the breaks.
     pub fn line(&self) -> String {
-        let older = match self.by_name_only {
+        let mut older = match self.by_name_only {
             0 => String::new(),
             n => format!(" ({n} linked by name only, written before checksums)"),
         };
+        if !self.superseded.is_empty() {
+            older.push_str(&format!(
+                " ({} left behind by an older trainer, superseded: {})",
+                self.superseded.len(),
+                self.superseded.join(", ")
+            ));
+        }
         if self.breaks.is_empty() {
             return format!("lineage: {} checkpoints, unbroken{older}", self.checkpoints);
         }
@@ -89,7 +105,9 @@ pub fn check(metas: &BTreeMap<String, ModelMeta>) -> Lineage {
         let Some(parent) = &meta.parent else {
             continue;
         };
-        if let Some(why) = link_fault(meta, metas.get(parent)) {
+        if superseded(meta, metas.get(parent)) {
+            lineage.superseded.push(name.clone());
+        } else if let Some(why) = link_fault(meta, metas.get(parent)) {
             lineage.breaks.push(Break {
                 checkpoint: name.clone(),
                 parent: parent.clone(),
@@ -100,6 +118,11 @@ pub fn check(metas: &BTreeMap<String, ModelMeta>) -> Lineage {
         }
     }
     lineage
+}
+
+/// Whether `meta` is of an older epoch than the checkpoint now under its parent's name.
+fn superseded(meta: &ModelMeta, parent: Option<&ModelMeta>) -> bool {
+    parent.is_some_and(|p| p.epoch.unwrap_or(0) > meta.epoch.unwrap_or(0))
 }
 
 /// Why `meta`'s link to `parent` (its parent's metadata, when the run holds it) does not hold.
@@ -174,6 +197,7 @@ mod tests {
             parent: parent.map(String::from),
             parent_checksum: parent_sum.map(String::from),
             weights_checksum: Some(sum.into()),
+            epoch: None,
             komi_range: None,
             sizes: None,
         }
@@ -216,6 +240,36 @@ mod tests {
             ("000102", "000096")
         );
         assert!(l.line().contains("BROKEN") && l.line().contains("000102 (parent 000096)"));
+    }
+
+    /// The deleted-lease scenario's bucket: trainer A (epoch 1) pushed 000102 and 000108 after B
+    /// (epoch 2) took over from 000096; B replaced 000102 under its name. A's 000108 is a
+    /// superseded branch, not a break, and B's chain holds. Fails if the epochs are not weighed
+    /// (A's 000108 would be a break: its parent's checksum is B's now).
+    #[test]
+    fn an_older_epochs_checkpoint_under_a_replaced_parent_is_superseded_not_a_break() {
+        let with_epoch = |mut m: ModelMeta, e: u64| {
+            m.epoch = Some(e);
+            m
+        };
+        let metas = BTreeMap::from([
+            (
+                "000096".to_string(),
+                with_epoch(meta(96, None, None, "a"), 1),
+            ),
+            (
+                "000102".to_string(),
+                with_epoch(meta(102, Some("000096"), Some("a"), "b2"), 2),
+            ),
+            (
+                "000108".to_string(),
+                with_epoch(meta(108, Some("000102"), Some("a1"), "c1"), 1),
+            ),
+        ]);
+        let l = check(&metas);
+        assert!(l.breaks.is_empty(), "{l:?}");
+        assert_eq!(l.superseded, vec!["000108".to_string()]);
+        assert!(l.line().contains("unbroken") && l.line().contains("superseded: 000108"));
     }
 
     /// A parent at a later step is a break; an absent parent (an earlier piece) and an old

@@ -48,6 +48,12 @@ pub struct ModelMeta {
     /// have none and are loaded unchecked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights_checksum: Option<String>,
+    /// The epoch of the `train` lease its trainer held when it wrote these weights (`run`'s
+    /// `lease`): of two checkpoints under one name, or two branches of one run, the newer
+    /// epoch's is the run's. `None` for a checkpoint written without the role (or before
+    /// epochs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
     /// The komi range of the self-play that trained it (`selfplay.komi_range`), when it was
     /// one; see [`ModelMeta::komi_range`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -312,6 +318,7 @@ impl Model {
             parent: None,
             parent_checksum: None,
             weights_checksum: None,
+            epoch: None,
             komi_range: None,
             sizes: None,
         };

@@ -148,6 +148,9 @@ pub struct Trainer {
     pub cfg: TrainConfig,
     /// The autodiff device training runs on.
     pub device: Device,
+    /// The epoch of the `train` role its process holds ([`run::RunDir::epoch`]), written into
+    /// every checkpoint it saves; `None` outside the role.
+    pub epoch: Option<u64>,
 }
 
 fn optimizer(cfg: &TrainConfig) -> ModuleOptimizer {
@@ -212,6 +215,7 @@ impl Trainer {
             state,
             cfg,
             device,
+            epoch: None,
         }
     }
 
@@ -448,6 +452,7 @@ impl Trainer {
         let mut model = self.model();
         model.meta.parent = parent.map(|p| p.name.clone());
         model.meta.parent_checksum = parent.and_then(|p| p.checksum.clone());
+        model.meta.epoch = self.epoch;
         model.check_finite(&model.meta.game, dir)?;
         let checksum = save_checkpoint(dir, model.net(), &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);

@@ -578,7 +578,9 @@ impl Looper {
             let model =
                 crate::roles::fresh_model(&self.cfg.run, &self.device, self.cfg.train.seed)?;
             let dir = self.run.checkpoint(0);
-            Trainer::new(model, self.cfg.train.clone()).save(&dir, None)?;
+            let mut trainer = Trainer::new(model, self.cfg.train.clone());
+            trainer.epoch = self.run.epoch(Role::Train);
+            trainer.save(&dir, None)?;
         }
         if self.run.best()?.is_none() {
             let first = &self.run.checkpoints()[0].1;

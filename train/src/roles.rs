@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
 use run::tb::EventWriter;
-use run::RunDir;
+use run::{Role, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::lineage::Parent;
 use selfplay::model::Model;
@@ -180,19 +180,21 @@ pub fn open_trainer(
     train: &TrainConfig,
     device: &Device,
 ) -> Result<(Trainer, Option<Parent>)> {
-    match run.newest_checkpoint() {
+    let (mut trainer, parent) = match run.newest_checkpoint() {
         Some(dir) => {
             let t = Trainer::resume(&dir, train.clone(), device)?;
             t.model().check_plays(&cfg.game, &dir)?;
             warn_of_breaks(run);
             let parent = Parent::of(&dir, &t.meta);
-            Ok((t, Some(parent)))
+            (t, Some(parent))
         }
-        None => Ok((
+        None => (
             Trainer::new(fresh_model(cfg, device, train.seed)?, train.clone()),
             None,
-        )),
-    }
+        ),
+    };
+    trainer.epoch = run.epoch(Role::Train);
+    Ok((trainer, parent))
 }
 
 /// Say (not refuse) where the run's chain of checkpoints is broken: the trainer goes on from

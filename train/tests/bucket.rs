@@ -10,7 +10,7 @@
 
 use run::lease::{self, Holder};
 use run::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
-use run::RunDir;
+use run::{Role, RunDir};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -322,7 +322,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
                             expires_ms: now + 60_000,
                         };
                         barrier.wait();
-                        lease::take(files, &me, lease::now_ms, |_| true)
+                        lease::take(files, &me, 0, lease::now_ms, |_| true)
                             .is_ok()
                             .then_some(100 + i)
                     })
@@ -578,8 +578,8 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
     let files_a = Arc::new(BucketLease::new(bucket_a.clone(), "locks/train.lease"));
     // A lease of a minute: its renewals (every 20 s) are not what finds the takeover below;
     // the mirror's own check before it pushes is.
-    let a = lease::Lease::take_for(files_a, Duration::from_secs(60)).unwrap();
-    bucket_a.fence_with(a.check());
+    let a = lease::Lease::take_for(files_a, Duration::from_secs(60), 0).unwrap();
+    bucket_a.fence_with(Role::Train, a.check());
     let dir_a = temp("bucket-split-a");
     let mut sync_a = Syncer::new(bucket_a.clone(), dir_a.clone(), Pulls::Everything);
     std::fs::create_dir_all(dir_a.join("models/000100")).unwrap();
@@ -600,7 +600,7 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
         expires_ms: lease::now_ms() + 60_000,
     };
     assert_eq!(
-        lease::take(&files_b, &b, lease::now_ms, |_| true)
+        lease::take(&files_b, &b, 0, lease::now_ms, |_| true)
             .unwrap()
             .0,
         1
@@ -652,6 +652,165 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
         Some(77),
         "A's exit removed B's lease"
     );
+}
+
+/// A checkpoint in mirror `root`: weights `sum` (its bytes), metadata at `step` under `epoch`,
+/// trained from `parent` (name, weights).
+fn checkpoint(root: &Path, step: u64, epoch: u64, parent: Option<(&str, &str)>, sum: &str) {
+    let game =
+        engine::GameConfig::load(None, r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
+    let meta = selfplay::model::ModelMeta {
+        format: run::FORMAT_VERSION,
+        planes: 1,
+        game,
+        net: Default::default(),
+        step,
+        samples: 0,
+        parent: parent.map(|p| p.0.to_string()),
+        parent_checksum: parent.map(|p| p.1.to_string()),
+        weights_checksum: Some(sum.into()),
+        epoch: Some(epoch),
+        komi_range: None,
+        sizes: None,
+    };
+    let dir = root.join(format!("models/{step:06}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("weights.bpk"), sum).unwrap();
+    std::fs::write(dir.join("meta.json"), serde_json::to_vec(&meta).unwrap()).unwrap();
+}
+
+/// The chain of the bucket's complete checkpoints, as `train status` reads it.
+fn bucket_chain(bucket: &Bucket) -> selfplay::lineage::Lineage {
+    let mut metas = std::collections::BTreeMap::new();
+    for key in bucket.list("models").unwrap().keys() {
+        if let Some(dir) = key.strip_suffix("/.complete") {
+            let bytes = bucket.get(&format!("{dir}/meta.json")).unwrap().unwrap().0;
+            let name = dir.trim_start_matches("models/").to_string();
+            metas.insert(name, serde_json::from_slice(&bytes).unwrap());
+        }
+    }
+    selfplay::lineage::check(&metas)
+}
+
+fn epoch_of(bucket: &Bucket, name: &str) -> u64 {
+    let meta = bucket
+        .get(&format!("models/{name}/meta.json"))
+        .unwrap()
+        .unwrap()
+        .0;
+    let meta: selfplay::model::ModelMeta = serde_json::from_slice(&meta).unwrap();
+    meta.epoch.unwrap()
+}
+
+/// The deleted-lease scenario, with the stale trainer's push already under way when the role
+/// changes hands. A holds the `train` role at epoch 1 and pushes 000096; the lease objects are
+/// deleted; B opens the run and takes the role at epoch 2, above what the checkpoints record
+/// (before epochs it took number 1 again), and goes on from 000096. A's pass that was under
+/// way (its check made before B took over) pushes 000102 and 000108 of epoch 1. B's 000102
+/// replaces A's under that name (before, B's push was refused: "another trainer wrote it", and
+/// the chain broke at B's next checkpoint); a reader's mirror that had A's pulls B's; A, still
+/// believing itself the holder, meets B's epoch where it writes and stops pushing. The bucket
+/// ends with one unbroken chain, A's 000108 superseded. Fails if any of these steps does not
+/// hold.
+#[test]
+fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays_whole() {
+    let Some(s3) = moto("lifeline-epoch") else {
+        return;
+    };
+    let url = "s3://lifeline-epoch/runs/e";
+    let bucket_a = s3.bucket(url);
+    let files_a = Arc::new(BucketLease::new(bucket_a.clone(), "locks/train.lease"));
+    let a = lease::Lease::take_for(files_a, Duration::from_secs(60), 0).unwrap();
+    assert_eq!(a.epoch(), 1);
+    bucket_a.fence_with(Role::Train, a.check());
+    let dir_a = temp("bucket-epoch-a");
+    checkpoint(&dir_a, 96, 1, None, "w96");
+    Syncer::new(bucket_a.clone(), dir_a.clone(), Pulls::Everything)
+        .pass()
+        .unwrap();
+
+    // B opens the run as a trainer does: its mirror pulls, then it takes the role.
+    let bucket_b = s3.bucket(url);
+    bucket_b.delete("locks/train.lease.1").unwrap();
+    let dir_b = temp("bucket-epoch-b");
+    let mut sync_b = Syncer::new(bucket_b.clone(), dir_b.clone(), Pulls::Everything);
+    sync_b.pass().unwrap();
+    let run_b = RunDir::mirrored(&dir_b, bucket_b.clone());
+    let role_b = run_b.lock(Role::Train).unwrap();
+    assert_eq!(
+        role_b.epoch(),
+        2,
+        "the deleted lease's epoch was handed out again"
+    );
+    assert_eq!(run_b.epoch(Role::Train), Some(2));
+
+    // A's pass under way: its fence was asked before B took over (a view of the bucket that
+    // asks nothing stands for it).
+    checkpoint(&dir_a, 102, 1, Some(("000096", "w96")), "a102");
+    checkpoint(&dir_a, 108, 1, Some(("000102", "a102")), "a108");
+    let under_way = s3.bucket(url);
+    Syncer::new(under_way, dir_a.clone(), Pulls::Everything)
+        .pass()
+        .unwrap();
+    // A reader (another machine's mirror) has A's 000102.
+    let dir_r = temp("bucket-epoch-reader");
+    let mut reader = Syncer::new(s3.bucket(url), dir_r.clone(), Pulls::Everything);
+    reader.pass().unwrap();
+    assert_eq!(
+        std::fs::read(dir_r.join("models/000102/weights.bpk")).unwrap(),
+        b"a102"
+    );
+
+    // B trains on from 000096 and pushes its 000102: it replaces A's.
+    checkpoint(&dir_b, 102, 2, Some(("000096", "w96")), "b102");
+    sync_b.pass().unwrap();
+    assert_eq!(
+        epoch_of(&bucket_b, "000102"),
+        2,
+        "B's checkpoint was refused"
+    );
+    assert_eq!(
+        std::fs::read(dir_b.join("models/000102/weights.bpk")).unwrap(),
+        b"b102",
+        "B's pass pulled A's copy over its own"
+    );
+    assert_eq!(run_b.newest_checkpoint(), Some(dir_b.join("models/000102")));
+    reader.pass().unwrap();
+    assert_eq!(
+        std::fs::read(dir_r.join("models/000102/weights.bpk")).unwrap(),
+        b"b102",
+        "a mirror kept the replaced checkpoint"
+    );
+
+    // A, whose fence still answers "held" (a view of the bucket where its lease stands),
+    // pushes again: it meets B's epoch under 000102 and stops, its best pointer unpushed.
+    let stale = s3.bucket(url);
+    let view = Arc::new(BucketLease::new(stale.clone(), "locks/view.lease"));
+    let view = lease::Lease::take_for(view, Duration::from_secs(60), 0).unwrap();
+    stale.fence_with(Role::Train, view.check());
+    std::fs::write(dir_a.join("models/best"), b"000108\n").unwrap();
+    let mut sync_stale = Syncer::new(stale.clone(), dir_a.clone(), Pulls::Everything);
+    sync_stale.pass().unwrap();
+    assert!(stale.fenced(), "A did not stop at B's newer epoch");
+    assert_eq!(
+        epoch_of(&bucket_b, "000102"),
+        2,
+        "A overwrote B's checkpoint"
+    );
+    assert!(
+        bucket_b.get("models/best").unwrap().is_none(),
+        "A moved the best pointer"
+    );
+
+    let chain = bucket_chain(&bucket_b);
+    assert!(chain.breaks.is_empty(), "{}", chain.line());
+    assert_eq!(
+        chain.superseded,
+        vec!["000108".to_string()],
+        "{}",
+        chain.line()
+    );
+    drop((a, view, role_b));
 }
 
 #[test]

@@ -144,6 +144,12 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
         text.contains("lineage: 4 checkpoints, unbroken\n"),
         "{text}"
     );
+    // Every checkpoint carries the epoch of the `train` role its trainer held: 1, the first
+    // holder of a fresh run. Fails if the trainer saves without its role's epoch (None).
+    for (_, dir) in run::RunDir::new(&run).checkpoints() {
+        let meta = selfplay::model::read_meta(&dir).unwrap();
+        assert_eq!(meta.epoch, Some(1), "{}", dir.display());
+    }
     // Another network under 000004's name (what two trainers on one bucket leave) breaks the
     // chain at its child, by name. Fails if links are judged by name alone.
     for file in ["meta.json", "weights.bpk"] {
