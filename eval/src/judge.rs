@@ -70,7 +70,7 @@ impl Gatekeeper {
     /// best pointer to the candidate, unless another promotion moved it meanwhile. `None`:
     /// nothing new to gate.
     pub fn step(&self, run: &RunDir) -> Result<Option<Verdict>, EvalError> {
-        let (Some((step, candidate)), Some(best)) = (run.checkpoints().pop(), run.best()?) else {
+        let (Some((step, candidate)), Some(best)) = (run.newest(), run.best()?) else {
             return Ok(None);
         };
         if candidate == best {

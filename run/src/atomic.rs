@@ -54,6 +54,7 @@ pub fn write_atomic_with(
     std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
     let tmp = temporary_name(path);
     let written = (|| {
+        crate::inject::disk_space()?;
         let mut out = io::BufWriter::new(File::create(&tmp)?);
         fill(&mut out)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()
@@ -93,7 +94,9 @@ pub fn write_dir_atomic<E: From<RunDirError>>(
     std::fs::create_dir_all(parent).map_err(io_error(parent, "create the directory"))?;
     let tmp = temporary_name(dir);
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(io_error(&tmp, "create the directory"))?;
+    crate::inject::disk_space()
+        .and_then(|()| std::fs::create_dir_all(&tmp))
+        .map_err(io_error(&tmp, "create the directory"))?;
     if let Err(e) = fill(&tmp).and_then(|()| sync_files(&tmp).map_err(E::from)) {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
@@ -124,10 +127,13 @@ pub fn append_line(path: &Path, line: &str) -> Result<(), RunDirError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
     let mut buf = line.trim_end().to_string();
     buf.push('\n');
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    crate::inject::disk_space()
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+        })
         .and_then(|mut f| {
             f.write_all(buf.as_bytes())?;
             f.sync_all()

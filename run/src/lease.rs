@@ -159,8 +159,7 @@ impl LeaseFiles for DirLease {
             std::process::id(),
             TAKES.fetch_add(1, Ordering::Relaxed)
         ));
-        crate::atomic::write_atomic(&tmp, text.as_bytes())
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        crate::atomic::write_atomic(&tmp, text.as_bytes()).map_err(io_of)?;
         let linked = std::fs::hard_link(&tmp, &mine);
         let _ = std::fs::remove_file(&tmp);
         match linked {
@@ -171,8 +170,7 @@ impl LeaseFiles for DirLease {
     }
 
     fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
-        crate::atomic::write_atomic(&self.generation(n), text.as_bytes())
-            .map_err(|e| std::io::Error::other(e.to_string()))
+        crate::atomic::write_atomic(&self.generation(n), text.as_bytes()).map_err(io_of)
     }
 
     fn remove(&self, n: u64) {
@@ -182,6 +180,16 @@ impl LeaseFiles for DirLease {
     fn location(&self) -> PathBuf {
         self.base.clone()
     }
+}
+
+/// A run-directory error as an I/O error of the same kind, its cause kept (a full disk must
+/// read as one where the lease could not be taken).
+fn io_of(e: crate::RunDirError) -> std::io::Error {
+    let kind = match &e {
+        crate::RunDirError::Io { source, .. } => source.kind(),
+        _ => std::io::ErrorKind::Other,
+    };
+    std::io::Error::new(kind, e)
 }
 
 /// A lease held by this process, renewed on a thread of its own until it is dropped (which
@@ -269,6 +277,7 @@ impl Lease {
                 files,
                 number,
                 me,
+                duration,
                 lost,
                 released: Arc::new(AtomicBool::new(false)),
             },
@@ -306,7 +315,7 @@ impl Drop for Lease {
         // Only our own lease is removed: a newer one belongs to its new holder, and so does
         // our number when it holds another's line (the file was removed from under us and
         // taken again; removing it would leave the role to nobody).
-        if let Renewal::Renewed = still_ours(&*c.files, c.number, &c.me) {
+        if let Renewal::Renewed = still_ours(&*c.files, c.number, &c.me, false) {
             c.files.remove(c.number);
         }
     }
@@ -317,11 +326,14 @@ fn duration() -> Duration {
     crate::host::env_seconds("LIFELINE_LEASE_SECONDS", DEFAULT_SECONDS)
 }
 
+/// This process's clock for leases, in milliseconds since the epoch (skewed by
+/// `LIFELINE_CLOCK_SKEW_MS` in the fault suite).
 pub fn now_ms() -> u128 {
-    std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
-        .unwrap_or(0)
+        .unwrap_or(0);
+    now.saturating_add_signed(crate::inject::clock_skew_ms() as i128)
 }
 
 /// The holder of the lease in force in `files`.
@@ -404,7 +416,7 @@ enum Renewal {
 /// by another taker holds that taker's line, and renewing over it would give the role to two
 /// holders at once.
 fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
-    match still_ours(files, n, renewed) {
+    match still_ours(files, n, renewed, true) {
         Renewal::Renewed => {}
         other => return other,
     }
@@ -415,14 +427,31 @@ fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
 }
 
 /// Whether number `n` is still the lease in force and holds `me`'s line (`Renewed`: yes),
-/// read from the storage now.
-fn still_ours(files: &dyn LeaseFiles, n: u64, me: &Holder) -> Renewal {
+/// read from the storage now. With `remake`, a number removed from under its holder with
+/// none above it (the lease object deleted by hand, a cleanup script, a lifecycle rule, and
+/// no one has taken the role since) is made again: deleting the lease must not leave the role
+/// to nobody. Making it is a create, which fails where a taker made it first.
+fn still_ours(files: &dyn LeaseFiles, n: u64, me: &Holder, remake: bool) -> Renewal {
     let numbers = match files.numbers() {
         Ok(numbers) => numbers,
         Err(e) => return Renewal::Unknown(e),
     };
-    if numbers.last() != Some(&n) {
-        return Renewal::TakenOver;
+    match numbers.last() {
+        Some(&last) if last == n => {}
+        Some(&last) if last > n => return Renewal::TakenOver,
+        _ if remake => match files.create(n, &me.line()) {
+            Ok(true) => {
+                tracing::warn!(
+                    "{}: the lease was removed from under its holder, and no one took it: \
+                     made again",
+                    files.location().display()
+                );
+                return Renewal::Renewed;
+            }
+            Ok(false) => {}
+            Err(e) => return Renewal::Unknown(e),
+        },
+        _ => return Renewal::TakenOver,
     }
     match files.read(n) {
         Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, me)) => {
@@ -441,6 +470,8 @@ pub struct LeaseCheck {
     files: Arc<dyn LeaseFiles>,
     number: u64,
     me: Holder,
+    /// The lease's duration: the expiry a lease made again is given.
+    duration: Duration,
     lost: Arc<AtomicBool>,
     /// Set when the lease was released (dropped): what the holder pushes after that, its
     /// mirror's last pass, it wrote while it held the lease.
@@ -480,7 +511,11 @@ impl LeaseCheck {
         if self.released.load(Ordering::Relaxed) {
             return true;
         }
-        if let Renewal::TakenOver = still_ours(&*self.files, self.number, &self.me) {
+        let me = Holder {
+            expires_ms: now_ms() + self.duration.as_millis(),
+            ..self.me.clone()
+        };
+        if let Renewal::TakenOver = still_ours(&*self.files, self.number, &me, true) {
             self.lost.store(true, Ordering::Relaxed);
             tracing::error!(
                 "{}: the lease was taken over by another holder",
@@ -715,10 +750,10 @@ mod tests {
         )
         .unwrap();
         let number = newest(&DirLease::new(&base)).unwrap();
-        std::fs::remove_file(generation(&base, number)).unwrap();
+        // Removed and made again by the second under the same number, in one step (between a
+        // removal and a take the first would make its lease again: see the next test).
         let second = holder(77, "node-7", now_ms() + 60_000);
-        let (taken, _) = take(&base, &second, now_ms, |_| true).unwrap();
-        assert_eq!(taken, number, "the same number made again");
+        std::fs::write(generation(&base, number), second.line()).unwrap();
         let t0 = std::time::Instant::now();
         while !first.lost() && t0.elapsed() < Duration::from_secs(5) {
             std::thread::sleep(Duration::from_millis(20));
@@ -731,6 +766,25 @@ mod tests {
             Some(77),
             "the first holder's exit removed the second's lease"
         );
+    }
+
+    /// The lease file removed from under its holder, and no one takes the role: the holder
+    /// makes it again (at its next renewal, or when its writer asks) and keeps the role, rather
+    /// than leave the run with no holder at all. Fails if a missing lease is read as taken
+    /// over (the holder would stop, and the run would have no trainer).
+    #[test]
+    fn a_lease_removed_with_no_one_taking_it_is_made_again_by_its_holder() {
+        let base = temp("remade");
+        let files = Arc::new(DirLease::new(&base));
+        let lease = Lease::take_for(files.clone(), Duration::from_millis(300), 4).unwrap();
+        assert_eq!(lease.epoch(), 5);
+        std::fs::remove_file(generation(&base, 5)).unwrap();
+        assert!(lease.check().still_held(), "a removed lease read as taken");
+        assert_eq!(holder_of(&base).map(|h| h.pid), Some(std::process::id()));
+        std::fs::remove_file(generation(&base, 5)).unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(!lease.lost(), "the renewal read a removed lease as taken");
+        assert_eq!(newest(&*files), Some(5), "made again under its own epoch");
     }
 
     #[test]

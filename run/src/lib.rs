@@ -8,6 +8,7 @@
 pub mod atomic;
 pub mod error;
 pub mod host;
+mod inject;
 pub mod lease;
 pub mod location;
 pub mod logging;

@@ -88,6 +88,16 @@ impl OpenRun {
         Err(anyhow::anyhow!(text.replace(&here, url)))
     }
 
+    /// One pass of the mirror now (none for a directory): what a role that has just taken its
+    /// lease does, so that it goes on from what the bucket holds once no one else may write
+    /// there, not from what its mirror held before.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        match &self.mirror {
+            Some(m) => m.pass_now(),
+            None => Ok(()),
+        }
+    }
+
     /// Bring the bucket in step with everything written, and stop the mirror.
     pub fn finish(mut self) -> Result<(), StoreError> {
         match self.mirror.take() {

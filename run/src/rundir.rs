@@ -225,6 +225,11 @@ impl RunDir {
     /// older trainer wrote after a newer one took the role over (a later step of an older
     /// epoch) is a branch the run left behind, never the one to go on from.
     pub fn newest_checkpoint(&self) -> Option<PathBuf> {
+        self.newest().map(|(_, dir)| dir)
+    }
+
+    /// [`RunDir::newest_checkpoint`] with its step.
+    pub fn newest(&self) -> Option<(u64, PathBuf)> {
         let checkpoints = self.checkpoints();
         let newest = checkpoints
             .iter()
@@ -234,7 +239,6 @@ impl RunDir {
             .into_iter()
             .rev()
             .find(|(_, dir)| recorded_epoch(dir) == newest)
-            .map(|(_, dir)| dir)
     }
 
     /// The highest epoch the run's checkpoints record (0 when none does): where the next

@@ -872,8 +872,10 @@ impl Syncer {
             // No metadata there: nothing to weigh; files are created, never replaced.
             return Ok(done);
         };
-        // Some(true): this mirror synced the bucket's copy; Some(false): it synced another.
-        let synced_theirs = self.state.get(&meta).map(|k| k.etag == *their_etag);
+        // Some(true): this mirror synced the bucket's copy and holds it still; Some(false): it
+        // synced another. A copy rewritten here since (a trainer that went on from an older
+        // checkpoint writes the same names again) counts as never synced.
+        let synced_theirs = self.synced_here(&meta).map(|k| k.etag == *their_etag);
         if synced_theirs == Some(true) {
             return Ok(done);
         }
@@ -976,11 +978,17 @@ impl Syncer {
         Ok(())
     }
 
+    /// What this mirror last synced of `rel`, if the file here is still what it synced.
+    fn synced_here(&self, rel: &str) -> Option<&Synced> {
+        let k = self.state.get(rel)?;
+        (local_stamp(&self.root.join(rel)) == Some((k.size, k.mtime_ns))).then_some(k)
+    }
+
     /// Whether checkpoint `dir`, synced here before, holds other metadata in the bucket now (a
     /// newer epoch's checkpoint replaced the one this mirror has).
     fn replaced_there(&self, dir: &str, remote: &BTreeMap<String, String>) -> bool {
         let meta = format!("{dir}/{META_FILE}");
-        match (self.state.get(&meta), remote.get(&meta)) {
+        match (self.synced_here(&meta), remote.get(&meta)) {
             (Some(k), Some(etag)) => k.etag != *etag,
             _ => false,
         }
@@ -1191,6 +1199,12 @@ impl Mirror {
             moved.pushed
         );
         Ok(())
+    }
+
+    /// One pass now, beside the mirror's own (they take turns).
+    pub fn pass_now(&self) -> Result<(), StoreError> {
+        let mut sync = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        sync.pass().map(|_| ())
     }
 
     /// Stop the passes and make a last one (see [`Mirror::last_pass`]).

@@ -283,7 +283,7 @@ impl Looper {
         // An iteration resumed after its fit knows no step of its own: the newest checkpoint's
         // is the step it ended at.
         let step = match finished.step {
-            0 => self.run.checkpoints().last().map_or(0, |c| c.0),
+            0 => self.run.newest().map_or(0, |c| c.0),
             step => step,
         };
         let record = IterationRecord {
@@ -659,7 +659,7 @@ impl Looper {
                 summary.losses = Some(f.mean);
                 summary.step = f.step;
             }
-            None => summary.step = self.run.checkpoints().last().map_or(0, |c| c.0),
+            None => summary.step = self.run.newest().map_or(0, |c| c.0),
         }
         Ok(())
     }
@@ -727,7 +727,7 @@ impl Looper {
     fn rate_newest_until(&self, rater: &Rater, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
         let mut rated = None;
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let newest = self.run.checkpoints().pop();
+            let newest = self.run.newest();
             let Some((step, dir)) = newest.filter(|(step, _)| Some(*step) != rated) else {
                 std::thread::sleep(Duration::from_millis(200));
                 continue;

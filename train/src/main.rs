@@ -218,7 +218,7 @@ fn main() -> Result<()> {
                 promote,
                 anneal: None,
             };
-            run.name_objects(trainer(&config, &run.run_dir(), &rounds))?;
+            run.name_objects(trainer(&config, &run, &rounds))?;
             Ok(run.finish()?)
         }
         Cmd::Piece { config, run, out } => {
@@ -446,11 +446,14 @@ fn fit(
 }
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
-fn trainer(config: &Path, run: &RunDir, rounds: &TrainerRounds) -> Result<()> {
+fn trainer(config: &Path, open: &run::OpenRun, rounds: &TrainerRounds) -> Result<()> {
     let text = std::fs::read_to_string(config)
         .with_context(|| format!("cannot read {}", config.display()))?;
     let (cfg, train) = load_config(config)?;
+    let run = &open.run_dir();
     let role = run.enter(&[Role::Train], config, &text)?;
+    // What a previous holder pushed until the role changed hands is the place to go on from.
+    open.sync()?;
     install_stop_handler();
     let _log = run::logging::init("trainer");
     // A trainer that stalled past its lease while another machine took the role stops.

@@ -13,129 +13,15 @@ use run::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
 use run::{Role, RunDir};
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SECOND: Duration = Duration::from_secs(1);
 
 mod common;
+use common::moto::moto;
 use common::{temp, TINY};
-
-/// moto's S3 server on a free loopback port, stopped when dropped.
-struct Moto {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The server with bucket `bucket` made, or `None` (said) where moto is not installed.
-fn moto(bucket: &str) -> Option<Moto> {
-    let python = std::env::var("LIFELINE_MOTO_PYTHON").unwrap_or_else(|_| "python3".into());
-    let have = Command::new(&python)
-        .args(["-c", "import moto.server"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have {
-        assert!(
-            std::env::var("LIFELINE_REQUIRE_MOTO").as_deref() != Ok("1"),
-            "LIFELINE_REQUIRE_MOTO=1 but {python} cannot import moto (pip install 'moto[server]')"
-        );
-        engine::testing::report_skip(&format!("train/tests/bucket.rs, the run on S3 ({python} cannot import moto: pip install 'moto[server]')"));
-        return None;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(&python)
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Moto {
-        child,
-        endpoint: format!("http://127.0.0.1:{port}"),
-    };
-    let t0 = Instant::now();
-    // Make the bucket with a plain PUT (moto checks no signature); it answers once it is up.
-    loop {
-        if let Some(reply) = plain_put(&format!("127.0.0.1:{port}"), bucket, "") {
-            assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-            return Some(server);
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "moto did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// A PUT of `body` to `/path` at `host` without a signature (moto checks none), the path sent
-/// as it is: its reply, or `None` while nothing listens there.
-fn plain_put(host: &str, path: &str, body: &str) -> Option<String> {
-    let mut c = std::net::TcpStream::connect(host).ok()?;
-    let length = body.len();
-    write!(
-        c,
-        "PUT /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
-    )
-    .unwrap();
-    let mut reply = String::new();
-    let _ = c.read_to_string(&mut reply);
-    Some(reply)
-}
-
-impl Moto {
-    /// Put an object by its raw (percent-encoded) path, as another S3 client could: keys our
-    /// client would refuse to write go in as they are.
-    fn put_raw(&self, path: &str) {
-        let host = self.endpoint.trim_start_matches("http://");
-        let reply = plain_put(host, path, "x").expect("moto answers");
-        assert!(reply.starts_with("HTTP/1.1 200"), "{path}: {reply}");
-    }
-
-    /// The client settings of the tests, as the AWS tools' environment variables.
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
-            ("AWS_ALLOW_HTTP", "true".into()),
-            ("AWS_ACCESS_KEY_ID", "test".into()),
-            ("AWS_SECRET_ACCESS_KEY", "test".into()),
-            ("AWS_REGION", "us-east-1".into()),
-        ]
-    }
-
-    fn bucket(&self, url: &str) -> Arc<Bucket> {
-        let env = self.env();
-        let settings: Vec<(&str, &str)> = env
-            .iter()
-            .map(|(k, v)| (*k, v.as_str()))
-            .map(|(k, v)| match k {
-                "AWS_ENDPOINT_URL" => ("aws_endpoint", v),
-                "AWS_ALLOW_HTTP" => ("aws_allow_http", v),
-                "AWS_ACCESS_KEY_ID" => ("aws_access_key_id", v),
-                "AWS_SECRET_ACCESS_KEY" => ("aws_secret_access_key", v),
-                _ => ("aws_region", v),
-            })
-            .collect();
-        Arc::new(Bucket::open_with(url, &settings).unwrap())
-    }
-}
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
@@ -807,6 +693,29 @@ fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays
     assert_eq!(
         chain.superseded,
         vec!["000108".to_string()],
+        "{}",
+        chain.line()
+    );
+
+    // B's mirror pulled A's 000108; B trains on and writes its own 000108 over that copy: it
+    // goes up over A's, and the chain is B's alone. Fails if the mirror takes the pulled
+    // record for the file it holds now (B's checkpoint would never reach the bucket, and B's
+    // next one would break the chain there).
+    assert_eq!(
+        std::fs::read(dir_b.join("models/000108/weights.bpk")).unwrap(),
+        b"a108"
+    );
+    std::fs::remove_dir_all(dir_b.join("models/000108")).unwrap();
+    checkpoint(&dir_b, 108, 2, Some(("000102", "b102")), "b108");
+    sync_b.pass().unwrap();
+    assert_eq!(
+        epoch_of(&bucket_b, "000108"),
+        2,
+        "B's rewrite never went up"
+    );
+    let chain = bucket_chain(&bucket_b);
+    assert!(
+        chain.breaks.is_empty() && chain.superseded.is_empty(),
         "{}",
         chain.line()
     );

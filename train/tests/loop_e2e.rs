@@ -414,6 +414,57 @@ fn a_loop_killed_at_any_rename_resumes_without_duplicates() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A disk that fills up at any write of a loop (`LIFELINE_DISK_FULL_AFTER=N`: the writes after
+/// the first N fail with `ENOSPC`), at N = 1, 2, 4, ... until a run no longer reaches its N-th
+/// write: the loop stops with one clear error that names the file (no panic, no stack trace),
+/// and once there is space again the same command finishes the run with every invariant
+/// holding. Fails if a write error panics a thread, is swallowed (the run would go on half
+/// written), or leaves the run unable to resume.
+#[test]
+fn a_loop_whose_disk_fills_at_any_write_stops_clearly_and_resumes() {
+    let dir = temp("disk-full");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY.replace("max_games = 4", "max_games = 2")).unwrap();
+    let mut filled = 0;
+    for n in (0..16).map(|k| 1u32 << k) {
+        let run = dir.join(format!("run-{n}"));
+        let out = train_loop(&config, &run, &[])
+            .env("LIFELINE_DISK_FULL_AFTER", n.to_string())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            // The run made fewer than N writes: every earlier N stopped it somewhere.
+            check_finished_run(&run, 2, "never full");
+            break;
+        }
+        assert!(
+            said.contains("No space left on device") && !said.contains("panicked"),
+            "full after {n} writes: {said}"
+        );
+        let errors = said.lines().filter(|l| l.starts_with("Error")).count();
+        assert_eq!(
+            errors, 1,
+            "full after {n} writes: one error, naming the file: {said}"
+        );
+        filled += 1;
+        let out = train_loop(&config, &run, &[]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "full after {n} writes, then resumed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        check_finished_run(&run, 2, &format!("full after {n} writes"));
+        let _ = std::fs::remove_dir_all(&run);
+    }
+    assert!(
+        filled >= 4,
+        "a 2-iteration run makes at least 8 writes; {filled} filled"
+    );
+    eprintln!("disk full at {filled} points; every run stopped clearly and resumed whole");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
     let dir = temp("locked");

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+#[allow(dead_code)] // only the tests of a run on a bucket start moto
+pub mod moto;
+
 /// Lifeline side 3 with a one-block network: a loop iteration takes about a second.
 pub const TINY: &str = r#"
 game = "lifeline"
