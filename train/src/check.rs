@@ -11,7 +11,9 @@
 //!   progress);
 //! - no shard counted twice: no two shard files with the same bytes, and at most one shard per
 //!   loop iteration;
-//! - no iteration recorded twice, and every recorded loop iteration's shard present.
+//! - no iteration recorded twice, and every recorded loop iteration's shard present;
+//! - no match recorded twice: each summary in `eval/matches.jsonl` under a key of its own
+//!   (kind, the two players, seed), the key every role looks a match up by before it plays.
 //!
 //! What it trusts: the file system's listing and each file's bytes; it reads every shard once
 //! (to compare contents), so it takes a few seconds per gigabyte of shards.
@@ -55,6 +57,7 @@ pub fn check(run: &RunDir) -> Result<Vec<Invariant>> {
         temporaries(run),
         shards_once(run)?,
         iterations_once(run)?,
+        matches_once(run)?,
     ])
 }
 
@@ -217,4 +220,35 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+fn matches_once(run: &RunDir) -> Result<Invariant> {
+    let path = run.matches();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let mut times: HashMap<(String, String, String, u64), usize> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let s: eval::results::MatchSummary = serde_json::from_str(line)
+            .map_err(|e| anyhow::anyhow!("{} line {}: {e}", path.display(), i + 1))?;
+        *times
+            .entry((s.kind, s.a.name, s.b.name, s.seed))
+            .or_default() += 1;
+    }
+    let mut faults: Vec<String> = times
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|((kind, a, b, seed), n)| format!("{kind} {a} against {b} (seed {seed}), {n} times"))
+        .collect();
+    faults.sort();
+    Ok(Invariant::new(
+        "no match recorded twice",
+        faults,
+        format!("{} matches, each once", times.len()),
+    ))
 }

@@ -368,6 +368,24 @@ fn train_check_names_a_shard_counted_twice_and_a_dead_writers_temporary() {
         report.contains("BROKEN no temporary left behind: ") && report.contains(".best.tmp-0"),
         "{report}"
     );
+    assert!(
+        report.contains("held   no match recorded twice: "),
+        "{report}"
+    );
+    // A match's summary appended twice (a role that played it again instead of finding it).
+    let matches = run.join("eval/matches.jsonl");
+    let first = std::fs::read_to_string(&matches)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    run::atomic::append_line(&matches, &first).unwrap();
+    let (_, report) = train_check(&run);
+    assert!(
+        report.contains("BROKEN no match recorded twice: ") && report.contains(", 2 times"),
+        "{report}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
