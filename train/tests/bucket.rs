@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 const SECOND: Duration = Duration::from_secs(1);
 
 mod common;
-use common::moto::moto;
+use common::moto::{checkpoint_meta, moto};
 use common::{temp, TINY};
 
 fn write(root: &Path, rel: &str, text: &str) {
@@ -570,22 +570,15 @@ fn bucket_chain(bucket: &Bucket) -> selfplay::lineage::Lineage {
     let mut metas = std::collections::BTreeMap::new();
     for key in bucket.list("models").unwrap().keys() {
         if let Some(dir) = key.strip_suffix("/.complete") {
-            let bytes = bucket.get(&format!("{dir}/meta.json")).unwrap().unwrap().0;
             let name = dir.trim_start_matches("models/").to_string();
-            metas.insert(name, serde_json::from_slice(&bytes).unwrap());
+            metas.insert(name.clone(), checkpoint_meta(bucket, &name));
         }
     }
     selfplay::lineage::check(&metas)
 }
 
 fn epoch_of(bucket: &Bucket, name: &str) -> u64 {
-    let meta = bucket
-        .get(&format!("models/{name}/meta.json"))
-        .unwrap()
-        .unwrap()
-        .0;
-    let meta: selfplay::model::ModelMeta = serde_json::from_slice(&meta).unwrap();
-    meta.epoch.unwrap()
+    checkpoint_meta(bucket, name).epoch.unwrap()
 }
 
 /// The deleted-lease scenario, with the stale trainer's push already under way when the role

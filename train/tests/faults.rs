@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::moto::{moto, Moto};
+use common::moto::{checkpoint_meta, moto, Moto};
 use common::{temp, TINY};
 
 /// A TCP proxy in front of moto that injects network faults: a blip (every open connection
@@ -252,12 +252,7 @@ fn newest(bucket: &Bucket) -> (u64, u64) {
     else {
         return (0, 0);
     };
-    let meta = bucket
-        .get(&format!("models/{step:06}/meta.json"))
-        .unwrap()
-        .unwrap()
-        .0;
-    let meta: selfplay::model::ModelMeta = serde_json::from_slice(&meta).unwrap();
+    let meta = checkpoint_meta(bucket, &format!("{step:06}"));
     (step, meta.epoch.unwrap_or(0))
 }
 

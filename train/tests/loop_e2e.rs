@@ -389,6 +389,19 @@ fn train_check_names_a_shard_counted_twice_and_a_dead_writers_temporary() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same 2-iteration loop again, to its end, and every invariant of a finished run after
+/// it (then the run is removed): what a run stopped by a fault must allow.
+fn resumes_whole(config: &Path, run: &Path, context: &str) {
+    let out = train_loop(config, run, &[]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{context}, then resumed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_finished_run(run, 2, context);
+    let _ = std::fs::remove_dir_all(run);
+}
+
 #[test]
 fn a_loop_killed_at_any_rename_resumes_without_duplicates() {
     let dir = temp("every-rename");
@@ -415,14 +428,7 @@ fn a_loop_killed_at_any_rename_resumes_without_duplicates() {
             "rename {n}: killed, not failed"
         );
         killed += 1;
-        let out = train_loop(&config, &run, &[]).output().unwrap();
-        assert!(
-            out.status.success(),
-            "rename {n}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        check_finished_run(&run, 2, &format!("killed at rename {n}"));
-        let _ = std::fs::remove_dir_all(&run);
+        resumes_whole(&config, &run, &format!("killed at rename {n}"));
     }
     assert!(
         killed >= 10,
@@ -466,14 +472,7 @@ fn a_loop_whose_disk_fills_at_any_write_stops_clearly_and_resumes() {
             "full after {n} writes: one error, naming the file: {said}"
         );
         filled += 1;
-        let out = train_loop(&config, &run, &[]).output().unwrap();
-        assert!(
-            out.status.success(),
-            "full after {n} writes, then resumed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        check_finished_run(&run, 2, &format!("full after {n} writes"));
-        let _ = std::fs::remove_dir_all(&run);
+        resumes_whole(&config, &run, &format!("full after {n} writes"));
     }
     assert!(
         filled >= 4,

@@ -126,3 +126,14 @@ impl Moto {
         Arc::new(Bucket::open_with(url, &settings).unwrap())
     }
 }
+
+/// The metadata of checkpoint `models/NAME` in `bucket`.
+pub fn checkpoint_meta(bucket: &Bucket, name: &str) -> selfplay::model::ModelMeta {
+    let key = format!("models/{name}/meta.json");
+    let bytes = bucket
+        .get(&key)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no {key}"))
+        .0;
+    serde_json::from_slice(&bytes).unwrap()
+}
