@@ -420,9 +420,16 @@ fn export_onnx(m: &Model, out: &Path) -> Result<usize, String> {
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
+    load_config_text(path).map(|(_, cfg, train)| (cfg, train))
+}
+
+/// The config at `path`, read once: its text (what a role freezes in the run, or compares with
+/// the frozen one) and what it says.
+fn load_config_text(path: &Path) -> Result<(String, RunConfig, TrainConfig)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    train::config::run_and_train(&text, &path.display().to_string())
+    let (cfg, train) = train::config::run_and_train(&text, &path.display().to_string())?;
+    Ok((text, cfg, train))
 }
 
 fn fit(
@@ -432,13 +439,23 @@ fn fit(
     until: Option<u64>,
     device: &Device,
 ) -> Result<()> {
-    let (cfg, train) = load_config(config)?;
+    let (text, cfg, train) = load_config_text(config)?;
     let target = match until {
         Some(step) => FitTarget::Until(step),
         None => FitTarget::Steps(steps.unwrap_or(train.steps)),
     };
-    let _role = run.lock(Role::Train)?;
-    run.tidy();
+    // Checked before the run is entered: a network that cannot play the config's game is
+    // refused as such, and leaves no config frozen in a run that has none.
+    if let Some(dir) = run.newest_checkpoint() {
+        let meta = selfplay::model::read_meta(&dir)?;
+        meta.plays(&cfg.game)
+            .map_err(|why| selfplay::model::ModelError::Incompatible {
+                checkpoint: dir.display().to_string(),
+                why,
+            })?;
+    }
+    // The run's config frozen, or compared with the frozen one, as every role's.
+    let _role = run.enter(&[Role::Train], config, &text)?;
     install_stop_handler();
     let mut tb = train::roles::tensorboard(run)?;
     fit_locked(run, &cfg, &train, target, device, true, &mut tb)?;
@@ -447,9 +464,7 @@ fn fit(
 
 /// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
 fn trainer(config: &Path, open: &run::OpenRun, rounds: &TrainerRounds) -> Result<()> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("cannot read {}", config.display()))?;
-    let (cfg, train) = load_config(config)?;
+    let (text, cfg, train) = load_config_text(config)?;
     let run = &open.run_dir();
     let role = run.enter(&[Role::Train], config, &text)?;
     // What a previous holder pushed until the role changed hands is the place to go on from.

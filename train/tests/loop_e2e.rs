@@ -611,16 +611,40 @@ fn fit_with_another_games_config_is_refused() {
         TINY.replace("balance = \"strong\"", "balance = \"weak\""),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_train"))
-        .args(["fit", "--steps", "2", "--config"])
-        .arg(&other)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
+    let fit = || {
+        Command::new(env!("CARGO_BIN_EXE_train"))
+            .args(["fit", "--steps", "2", "--config"])
+            .arg(&other)
+            .arg("--run")
+            .arg(&run)
+            .output()
+            .unwrap()
+    };
+    // Refused as a network that cannot play the config's game, before the run is entered.
+    let out = fit();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && stderr.contains("cannot play") && stderr.contains("weak"),
+        "{stderr}"
+    );
+    // A run without a frozen config (made before configs were frozen) is left without one.
+    std::fs::remove_file(run.join("config.toml")).unwrap();
+    assert!(!fit().status.success());
+    assert!(
+        !run.join("config.toml").exists(),
+        "a refused fit froze its config"
+    );
+    // Another config of the same game: refused by the run's frozen config, as every role is.
+    // Fails if `train fit` takes the role without comparing the config.
+    std::fs::write(&other, format!("{TINY}\n# another config\n")).unwrap();
+    assert!(train_loop(&config, &run, &["--iterations", "1"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let stderr = String::from_utf8_lossy(&fit().stderr).into_owned();
+    assert!(
+        stderr.contains("the run was started with another config"),
         "{stderr}"
     );
     let steps: Vec<u64> = run::RunDir::new(&run)
