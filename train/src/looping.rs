@@ -366,6 +366,8 @@ impl Looper {
         let mut done = Vec::new();
         let (mut t_round, mut generated_before) = (Instant::now(), 0);
         std::thread::scope(|scope| -> Result<()> {
+            // Self-play and the rater stop when training ends, even by a panic.
+            let _stop_all = SetOnDrop(&stop);
             let playing = scope.spawn(|| {
                 worker.play_batches(&self.run, |_| {
                     !stop.load(std::sync::atomic::Ordering::Relaxed)
@@ -811,9 +813,50 @@ pub fn final_match(config: &Path, run: &Path, progress: bool) -> Result<Option<M
 /// Seed of the final match (its openings), apart from the loop's gate and rating seeds.
 const FINAL_MATCH_SEED: u64 = 7_000_001;
 
+/// Sets its flag when dropped, on the way out of a scope whether it returns or unwinds: a
+/// scope waits for its threads before a panic of its body goes on, so threads that run until a
+/// flag is set would otherwise play on forever.
+struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A scope whose body panics (the concurrent loop's training side) still stops the thread
+    /// it spawned (self-play), and the panic comes out. Fails without the guard: the thread
+    /// then gives up waiting after 5 s, not having seen the flag.
+    #[test]
+    fn a_panic_in_the_scope_stops_its_threads() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let (stop, saw) = (AtomicBool::new(false), AtomicBool::new(false));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let _stop_all = SetOnDrop(&stop);
+                scope.spawn(|| {
+                    let t0 = std::time::Instant::now();
+                    while t0.elapsed() < std::time::Duration::from_secs(5) {
+                        if stop.load(Ordering::Relaxed) {
+                            saw.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                });
+                panic!("the trainer's side failed");
+            })
+        }));
+        assert!(out.is_err(), "the panic was lost");
+        assert!(
+            saw.load(Ordering::Relaxed),
+            "the thread did not see the flag"
+        );
+    }
 
     #[test]
     fn a_resumed_iteration_says_what_it_did_not_do_instead_of_printing_zeros() {
