@@ -152,24 +152,46 @@ pub fn check_run(run: &RunDir) -> Result<Lineage, ModelError> {
     Ok(check(&metas))
 }
 
-/// Why checkpoint `dir`'s link to its parent, a sibling directory, does not hold (`None`: it
-/// holds, or names no parent, or the parent is not there): what a worker checks when it adopts
-/// a network.
-pub fn check_link(dir: &Path) -> Result<Option<Break>, ModelError> {
+/// How checkpoint `dir` stands in its run's chain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// Its link to its parent holds (or it names no parent, or the parent is not there).
+    Holds,
+    /// Written under an older epoch than the checkpoint now under its parent's name: a stale
+    /// trainer's, left behind when a newer one took the role; not the run's network.
+    Superseded { epoch: u64, parent_epoch: u64 },
+    /// Its parent in the run is not the network it was trained from.
+    Broken(Break),
+}
+
+/// How checkpoint `dir` stands in its run's chain (its parent is a sibling directory): what a
+/// worker checks before it adopts a network.
+pub fn check_link(dir: &Path) -> Result<Link, ModelError> {
     let meta = read_meta(dir)?;
     let Some(parent) = &meta.parent else {
-        return Ok(None);
+        return Ok(Link::Holds);
     };
     let parent_dir = dir.with_file_name(parent);
     let parent_meta = match parent_dir.is_dir() {
         true => Some(read_meta(&parent_dir)?),
         false => None,
     };
-    Ok(link_fault(&meta, parent_meta.as_ref()).map(|why| Break {
-        checkpoint: checkpoint_dir_name(dir),
-        parent: parent.clone(),
-        why,
-    }))
+    if superseded(&meta, parent_meta.as_ref()) {
+        let parent_epoch = parent_meta.and_then(|p| p.epoch).unwrap_or(0);
+        let epoch = meta.epoch.unwrap_or(0);
+        return Ok(Link::Superseded {
+            epoch,
+            parent_epoch,
+        });
+    }
+    Ok(match link_fault(&meta, parent_meta.as_ref()) {
+        Some(why) => Link::Broken(Break {
+            checkpoint: checkpoint_dir_name(dir),
+            parent: parent.clone(),
+            why,
+        }),
+        None => Link::Holds,
+    })
 }
 
 /// The name of checkpoint directory `dir` (`000120`), as parents and best pointers name it.
@@ -270,6 +292,32 @@ mod tests {
         assert!(l.breaks.is_empty(), "{l:?}");
         assert_eq!(l.superseded, vec!["000108".to_string()]);
         assert!(l.line().contains("unbroken") && l.line().contains("superseded: 000108"));
+    }
+
+    /// In a run directory: a stale trainer's checkpoint under a parent a newer epoch replaced
+    /// is `Superseded`, the newer one's `Holds`. Fails if a reader cannot tell them apart.
+    #[test]
+    fn a_checkpoint_under_a_newer_epochs_parent_is_superseded_in_a_run_directory() {
+        let run = std::env::temp_dir().join(format!("lz-lineage-{}", std::process::id()));
+        let write = |name: &str, mut m: ModelMeta, epoch: u64| {
+            m.epoch = Some(epoch);
+            let dir = run.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("meta.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+            dir
+        };
+        write("000096", meta(96, None, None, "a"), 1);
+        let newer = write("000102", meta(102, Some("000096"), Some("a"), "b2"), 2);
+        let stale = write("000108", meta(108, Some("000102"), Some("a1"), "c1"), 1);
+        assert_eq!(check_link(&newer).unwrap(), Link::Holds);
+        assert_eq!(
+            check_link(&stale).unwrap(),
+            Link::Superseded {
+                epoch: 1,
+                parent_epoch: 2
+            }
+        );
+        let _ = std::fs::remove_dir_all(&run);
     }
 
     /// A parent at a later step is a break; an absent parent (an earlier piece) and an old

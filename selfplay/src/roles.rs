@@ -9,6 +9,7 @@
 
 use crate::config::RunConfig;
 use crate::generate::{default_threads, generate, RunOutput, RunSummary};
+use crate::lineage::{check_link, Link};
 use crate::model::{Model, NetEvaluator};
 use crate::search::UniformEvaluator;
 use anyhow::{Context, Result};
@@ -41,6 +42,8 @@ pub struct Worker {
     pub stop: run::Stop,
     /// The network in use and the checkpoint it came from.
     current: Option<(PathBuf, Model)>,
+    /// Checkpoints a best pointer named that were not played (superseded), said once each.
+    refused: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Worker {
@@ -58,6 +61,7 @@ impl Worker {
             progress: false,
             stop: run::Stop::on_signal(),
             current: None,
+            refused: Default::default(),
         })
     }
 
@@ -66,7 +70,8 @@ impl Worker {
     /// `iteration` is given (the phased loop's), else one named by its time.
     pub fn step(&mut self, run: &RunDir, iteration: Option<u32>, seed: u64) -> Result<RunSummary> {
         let best = run.best()?;
-        if best.as_ref() != self.current.as_ref().map(|c| &c.0) {
+        let adopt = best.as_ref().is_none_or(|dir| self.accepts(dir));
+        if adopt && best.as_ref() != self.current.as_ref().map(|c| &c.0) {
             self.current = match best {
                 Some(dir) => {
                     tracing::info!("playing with {}", dir.display());
@@ -91,6 +96,27 @@ impl Worker {
             }
         };
         Ok(summary)
+    }
+
+    /// Whether the best pointer's checkpoint `dir` is one to play with: not a superseded one
+    /// (a stale trainer's, which a best pointer can name for a moment when the `train` role
+    /// changes hands): the worker keeps the network it has, and says so once per checkpoint.
+    fn accepts(&mut self, dir: &Path) -> bool {
+        let Ok(Link::Superseded {
+            epoch,
+            parent_epoch,
+        }) = check_link(dir)
+        else {
+            return true;
+        };
+        if self.refused.insert(dir.to_path_buf()) {
+            tracing::warn!(
+                "{}: written under epoch {epoch} after a trainer of epoch {parent_epoch} took \
+                 the run over: not the run's network, not played",
+                dir.display()
+            );
+        }
+        false
     }
 
     /// Batches into `run` (entered by the caller) while `keep_going(batches done)` says so and
@@ -185,7 +211,7 @@ pub fn self_play_worker(
 /// said ([`crate::lineage`]): the run's chain is broken, which `train status` reports too.
 pub fn load_checkpoint(dir: &Path, cfg: &RunConfig, device: &Device) -> Result<Model> {
     let m = Model::load(dir, device)?;
-    if let Ok(Some(b)) = crate::lineage::check_link(dir) {
+    if let Ok(Link::Broken(b)) = check_link(dir) {
         eprintln!("warning: the run's lineage is broken at {b}");
     }
     m.check_plays(&cfg.game, dir)?;

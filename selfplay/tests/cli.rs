@@ -107,3 +107,42 @@ fn the_best_pointer_names_the_model() {
     );
     std::fs::remove_dir_all(run.root().parent().unwrap()).unwrap();
 }
+
+/// A worker plays with the checkpoint the best pointer names, but not with a superseded one (a
+/// stale trainer's, written under an older epoch than the checkpoint now under its parent's
+/// name, which a best pointer can name for a moment when the `train` role changes hands): it
+/// keeps the network it has. Fails if the worker adopts the stale checkpoint.
+#[test]
+fn a_worker_keeps_its_network_when_the_best_pointer_names_a_superseded_checkpoint() {
+    use selfplay::roles::{Worker, WorkerOptions};
+    let (run, cfg) = setup("superseded");
+    let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
+    let device = selfplay::model::parse_device("cpu").unwrap();
+    let save = |step: u64, epoch: u64, parent: Option<u64>| {
+        let mut m = selfplay::model::Model::random(&rc.game, &rc.network, &device, step).unwrap();
+        m.meta.step = step;
+        m.meta.epoch = Some(epoch);
+        m.meta.parent = parent.map(|p| format!("{p:06}"));
+        m.save(&run.checkpoint(step)).unwrap();
+    };
+    save(2, 1, None);
+    save(4, 2, Some(2));
+    save(6, 1, Some(4));
+    let opts = WorkerOptions {
+        games: 2,
+        threads: Some(1),
+        device: device.clone(),
+    };
+    let mut worker = Worker::new(rc.clone(), &opts).unwrap();
+    run.set_best(&run.checkpoint(4)).unwrap();
+    worker.step(&run, None, 1).unwrap();
+    assert_eq!(worker.network_name(), "000004");
+    run.set_best(&run.checkpoint(6)).unwrap();
+    worker.step(&run, None, 2).unwrap();
+    assert_eq!(
+        worker.network_name(),
+        "000004",
+        "the worker adopted a superseded checkpoint"
+    );
+    std::fs::remove_dir_all(run.root().parent().unwrap()).unwrap();
+}
