@@ -26,7 +26,7 @@ pub use host::{env_seconds, host_name};
 pub use location::{OpenRun, RunLocation};
 pub use role::Role;
 pub use rundir::{
-    check_format, format_v1, resolve_checkpoint, RoleLock, RunDir, ShardPaths, ShardSource,
-    FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
+    check_format, format_v1, resolve_checkpoint, BestPointer, RoleLock, RunDir, ShardPaths,
+    ShardSource, FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
 };
 pub use stop::{install_stop_handler, stop_requested, Stop};

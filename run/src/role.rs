@@ -22,3 +22,14 @@ impl std::fmt::Display for Role {
         })
     }
 }
+
+/// A role by the name of its lock files (`train`, `gate`).
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Role, String> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.to_string() == s)
+            .ok_or_else(|| format!("no role {s:?} (roles: train, gate)"))
+    }
+}

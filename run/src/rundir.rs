@@ -4,7 +4,7 @@
 //! RUN/config.toml              the frozen config (another config for the same run is refused)
 //! RUN/loop.json                the loop's iteration and phase
 //! RUN/models/NNNNNN/           checkpoints (weights.bpk, meta.json, optimizer.bpk, train.json)
-//! RUN/models/best              the name of the best checkpoint, one line
+//! RUN/models/best              the best checkpoint's name, and the role and epoch that moved it
 //! RUN/selfplay/shard-S.npz     samples; S = <millis>-<pid> or <millis>-it<iteration>
 //! RUN/selfplay/records-S.jsonl the games of the shard with the same S
 //! RUN/eval/matches.jsonl       one summary line per match or gate
@@ -323,14 +323,13 @@ impl RunDir {
             path: pointer.clone(),
             why,
         };
-        let name = text.trim();
-        if !is_checkpoint_name(name) {
+        let Some(BestPointer { name, .. }) = BestPointer::parse(&text) else {
             return Err(invalid(format!(
                 "the best pointer must name a checkpoint directory such as 000120 (it holds {:?}); write a valid name or remove the file",
-                name.chars().take(40).collect::<String>()
+                text.trim().chars().take(40).collect::<String>()
             )));
-        }
-        let dir = self.models().join(name);
+        };
+        let dir = self.models().join(&name);
         if !is_checkpoint(&dir) {
             return Err(invalid(format!(
                 "the best pointer names {name}, which is not a complete checkpoint of this run"
@@ -341,9 +340,24 @@ impl RunDir {
 
     /// Point `models/best` at `checkpoint`, which must be a complete checkpoint in this run's
     /// `models/` (a pointer can name nothing else).
+    /// The pointer carries the epoch of the role this process holds that moves it: the `gate`
+    /// role's, else the `train` role's ([`BestPointer`]).
     pub fn set_best(&self, checkpoint: &Path) -> Result<(), RunDirError> {
         let name = self.owned_checkpoint(checkpoint)?;
-        write_atomic(&self.best_pointer(), format!("{name}\n").as_bytes())
+        let held = |role| self.epoch(role).map(|e| (role, e));
+        let epoch = held(Role::Gate).or_else(|| held(Role::Train));
+        let pointer = BestPointer { name, epoch };
+        write_atomic(&self.best_pointer(), pointer.line().as_bytes())
+    }
+
+    /// The `gate` epoch the best pointer records (0 when none): where the next holder of the
+    /// `gate` role starts.
+    fn recorded_gate_epoch(&self) -> u64 {
+        let text = std::fs::read_to_string(self.best_pointer()).unwrap_or_default();
+        match BestPointer::parse(&text).and_then(|p| p.epoch) {
+            Some((Role::Gate, epoch)) => epoch,
+            _ => 0,
+        }
     }
 
     /// The name of `checkpoint` if it is a complete checkpoint in this run's `models/`.
@@ -448,11 +462,12 @@ impl RunDir {
         // The file lock keeps out a second holder on this machine (and on filesystems whose
         // locks reach across machines); the lease keeps one out on another machine where they
         // do not.
-        // The checkpoints are the `train` role's writes: a new holder's epoch starts above
-        // theirs, so that removed lease files never hand an old epoch out again.
+        // A new holder's epoch starts above the epochs its role's writes record (the
+        // checkpoints', the best pointer's), so that removed lease files never hand an old
+        // epoch out again.
         let floor = match role {
             Role::Train => self.recorded_epoch(),
-            Role::Gate => 0,
+            Role::Gate => self.recorded_gate_epoch(),
         };
         let lease = Lease::take(self.lease_files(role), floor).map_err(|e| match e {
             LeaseError::Held(holder) => RunDirError::Locked {
@@ -715,6 +730,41 @@ fn is_checkpoint(dir: &Path) -> bool {
     dir.join(WEIGHTS_FILE).is_file() && dir.join(META_FILE).is_file()
 }
 
+/// What `models/best` holds: the best checkpoint's name and, when a role holder wrote it, that
+/// role and its epoch, on one line (`000120 gate 3`). Of two pointers written under one role,
+/// the newer epoch's is the run's: a mirror lets no older epoch's pointer replace it
+/// ([`crate::store`]). A line with the name alone (older runs, a hand edit) reads as before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BestPointer {
+    pub name: String,
+    pub epoch: Option<(Role, u64)>,
+}
+
+impl BestPointer {
+    /// The pointer in `text`; `None` unless it is a checkpoint name, optionally followed by a
+    /// role and an epoch.
+    pub fn parse(text: &str) -> Option<BestPointer> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let (name, epoch) = match words[..] {
+            [name] => (name, None),
+            [name, role, epoch] => (name, Some((role.parse().ok()?, epoch.parse().ok()?))),
+            _ => return None,
+        };
+        is_checkpoint_name(name).then(|| BestPointer {
+            name: name.to_string(),
+            epoch,
+        })
+    }
+
+    /// The pointer as its file holds it.
+    pub fn line(&self) -> String {
+        match self.epoch {
+            Some((role, epoch)) => format!("{} {role} {epoch}\n", self.name),
+            None => format!("{}\n", self.name),
+        }
+    }
+}
+
 /// The epoch of the `train` lease under which checkpoint `dir` was written (its metadata's
 /// `epoch`); 0 for a checkpoint written without one (before epochs, or by no role holder).
 pub fn recorded_epoch(dir: &Path) -> u64 {
@@ -799,6 +849,40 @@ mod tests {
         // Lease files removed by hand: the next holder still starts above the records.
         let _ = std::fs::remove_dir_all(run.root().join("locks"));
         assert_eq!(run.lock(Role::Train).unwrap().epoch(), 6);
+    }
+
+    /// The best pointer carries the epoch of the role that moves it (the `gate` role's when
+    /// held, else the `train` role's), is read back by name, and gives the next `gate` holder
+    /// its floor; a name alone (older runs) still reads; anything else is refused. Fails if a
+    /// pointer loses its epoch, or a reader takes the epoch for part of the name.
+    #[test]
+    fn the_best_pointer_carries_the_epoch_of_the_role_that_moved_it() {
+        let run = scratch("pointer");
+        let dir = fake_checkpoint(&run, 8);
+        run.set_best(&dir).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(run.best_pointer()).unwrap(),
+            "000008\n"
+        );
+        let train = run.lock(Role::Train).unwrap();
+        run.set_best(&dir).unwrap();
+        let text = std::fs::read_to_string(run.best_pointer()).unwrap();
+        assert_eq!(text, format!("000008 train {}\n", train.epoch()));
+        let gate = run.lock(Role::Gate).unwrap();
+        assert_eq!(gate.epoch(), 1);
+        run.set_best(&dir).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(run.best_pointer()).unwrap(),
+            "000008 gate 1\n"
+        );
+        assert_eq!(run.best().unwrap(), Some(dir));
+        drop((gate, train));
+        // The gate lease removed by hand: the next holder starts above the pointer's epoch.
+        let _ = std::fs::remove_dir_all(run.root().join("locks"));
+        assert_eq!(run.lock(Role::Gate).unwrap().epoch(), 2);
+        for bad in ["000008 gate", "000008 judge 3", "000008 gate x", "x gate 3"] {
+            assert_eq!(BestPointer::parse(bad), None, "{bad}");
+        }
     }
 
     fn fake_checkpoint(run: &RunDir, step: u64) -> PathBuf {

@@ -23,7 +23,9 @@
 //!   ([`crate::lease`]): a holder replaces an older epoch's checkpoint of the same name (a
 //!   stale holder's last push, made before it saw the role taken), never a newer epoch's, and
 //!   a holder that finds a newer epoch's checkpoint where it writes stops pushing; a mirror
-//!   that holds a checkpoint since replaced in the bucket pulls it again;
+//!   that holds a checkpoint since replaced in the bucket pulls it again; the best pointer
+//!   carries its writer's role and epoch too ([`crate::rundir::BestPointer`]), and its holder's
+//!   mirror puts it back over an older epoch's, or stops at a newer one's;
 //! - role leases are objects of their own (`locks/ROLE.lease.N`) created with a conditional
 //!   PUT (`If-None-Match: *`), which succeeds for exactly one of several takers, the one
 //!   guarantee [`crate::lease`] needs. The store must support it (AWS S3 since 2024, MinIO,
@@ -37,7 +39,7 @@
 use crate::atomic::{temporary_name, write_atomic};
 use crate::lease::{LeaseCheck, LeaseFiles};
 use crate::role::Role;
-use crate::rundir::{epoch_in, META_FILE};
+use crate::rundir::{epoch_in, BestPointer, META_FILE};
 use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
@@ -281,19 +283,19 @@ impl Bucket {
         self.fences().iter().all(|(_, f)| f.still_held())
     }
 
-    /// Whether this process holds the `train` role under `epoch`, not known to be lost (no
-    /// I/O): the one writer whose checkpoints of that epoch may replace an older epoch's.
-    fn holds_train_epoch(&self, epoch: u64) -> bool {
+    /// Whether this process holds role `role` under `epoch`, not known to be lost (no I/O):
+    /// the one writer whose writes of that epoch may replace an older epoch's.
+    fn holds_epoch(&self, role: Role, epoch: u64) -> bool {
         let fences = self.fences();
-        let mut train = fences.iter().filter(|(r, _)| *r == Role::Train);
-        train.any(|(_, f)| f.epoch() == epoch && !f.lost())
+        let mut held = fences.iter().filter(|(r, _)| *r == role);
+        held.any(|(_, f)| f.epoch() == epoch && !f.lost())
     }
 
-    /// A newer epoch's checkpoint was found where this process writes: its `train` lease is
-    /// lost for good, whoever holds the lease files now.
-    fn supersede_train(&self) {
+    /// A newer epoch's write of role `role` was found where this process writes: its lease of
+    /// that role is lost for good, whoever holds the lease files now.
+    fn supersede(&self, role: Role) {
         let fences = self.fences();
-        for (_, f) in fences.iter().filter(|(r, _)| *r == Role::Train) {
+        for (_, f) in fences.iter().filter(|(r, _)| *r == role) {
             f.lose();
         }
     }
@@ -557,6 +559,9 @@ fn local_stamp(path: &Path) -> Option<(u64, u128)> {
     Some((meta.len(), mtime))
 }
 
+/// The best pointer, relative to the run.
+const BEST: &str = "models/best";
+
 /// The marker that says a checkpoint directory's files are all in the bucket.
 pub const COMPLETE: &str = ".complete";
 const STATE: &str = ".mirror.json";
@@ -723,6 +728,9 @@ impl Syncer {
             self.push_checkpoints(&local, &mut remote, &mut moved)?;
             // Checkpoints first, so that a best pointer never goes up before what it names (nor
             // after a newer epoch's checkpoint was found among them).
+            if self.fence_pointer(&remote)? {
+                pushed_now.insert(BEST);
+            }
             let bucket = self.bucket.clone();
             let files = local.iter().filter(|r| checkpoint_of(r).is_none());
             for rel in files.filter(|_| !bucket.fenced()) {
@@ -756,6 +764,9 @@ impl Syncer {
     fn prune(&mut self) {
         let models = self.root.join("models");
         let best = std::fs::read_to_string(models.join("best")).unwrap_or_default();
+        let best = BestPointer::parse(&best)
+            .map(|p| p.name)
+            .unwrap_or_default();
         let mut names: Vec<String> = std::fs::read_dir(&models)
             .into_iter()
             .flatten()
@@ -766,7 +777,7 @@ impl Syncer {
             .collect();
         names.sort();
         let old = names.len().saturating_sub(KEPT_CHECKPOINTS);
-        for name in names.iter().take(old).filter(|n| n.as_str() != best.trim()) {
+        for name in names.iter().take(old).filter(|n| **n != best) {
             if std::fs::remove_dir_all(models.join(name)).is_ok() {
                 let dir = format!("models/{name}/");
                 self.state.retain(|rel, _| !rel.starts_with(&dir));
@@ -889,14 +900,14 @@ impl Syncer {
             return Ok(done);
         }
         let (mine, their) = (epoch_in(&ours), epoch_in(&theirs));
-        let holder = self.bucket.holds_train_epoch(mine);
+        let holder = self.bucket.holds_epoch(Role::Train, mine);
         Ok(if their > mine && holder {
             tracing::error!(
                 "{}: {dir} was written under epoch {their}, after this trainer's {mine}: \
                  another trainer holds the run now, and this one pushes nothing more",
                 self.bucket.url()
             );
-            self.bucket.supersede_train();
+            self.bucket.supersede(Role::Train);
             Claim::Superseded
         } else if their <= mine && holder {
             Claim::Replace
@@ -984,6 +995,56 @@ impl Syncer {
         (local_stamp(&self.root.join(rel)) == Some((k.size, k.mtime_ns))).then_some(k)
     }
 
+    /// The best pointer, where this process holds the role whose epoch it carries: of this
+    /// pointer and the bucket's, the newer epoch's is the run's. An older epoch's there (a
+    /// stale holder's last push) is replaced by ours, even where ours did not change; a newer
+    /// one means this holder's time is over: its lease of that role is lost, and it pushes
+    /// nothing more. A pointer there without an epoch, or of another role (a hand edit, a
+    /// run that changed how it promotes), is left to the usual rules. Whether it pushed.
+    fn fence_pointer(&mut self, remote: &BTreeMap<String, String>) -> Result<bool, StoreError> {
+        let local = std::fs::read_to_string(self.root.join(BEST)).unwrap_or_default();
+        let Some(ours) = BestPointer::parse(&local) else {
+            return Ok(false);
+        };
+        let Some((role, epoch)) = ours.epoch.filter(|(r, e)| self.bucket.holds_epoch(*r, *e))
+        else {
+            return Ok(false);
+        };
+        let Some(their_etag) = remote.get(BEST) else {
+            return Ok(false);
+        };
+        if self.state.get(BEST).is_some_and(|k| k.etag == *their_etag) {
+            return Ok(false);
+        }
+        let Some((bytes, _)) = self.bucket.get(BEST)? else {
+            return Ok(false);
+        };
+        let theirs = BestPointer::parse(&String::from_utf8_lossy(&bytes)).and_then(|p| p.epoch);
+        match theirs.filter(|(r, _)| *r == role) {
+            Some((_, newer)) if newer > epoch => {
+                tracing::error!(
+                    "{}: the best pointer was moved under {role} epoch {newer}, after this \
+                     holder's {epoch}: another holder has the role, and this one pushes nothing \
+                     more",
+                    self.bucket.url()
+                );
+                self.bucket.supersede(role);
+                Ok(false)
+            }
+            Some((_, older)) if older < epoch => {
+                tracing::warn!(
+                    "{}: a best pointer of {role} epoch {older} (a stale holder's last push) \
+                     replaced by this holder's",
+                    self.bucket.url()
+                );
+                let etag = self.bucket.put(BEST, ours.line().into_bytes(), false)?;
+                self.record(BEST, etag.unwrap_or_default());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Whether checkpoint `dir`, synced here before, holds other metadata in the bucket now (a
     /// newer epoch's checkpoint replaced the one this mirror has).
     fn replaced_there(&self, dir: &str, remote: &BTreeMap<String, String>) -> bool {
@@ -1053,10 +1114,11 @@ impl Syncer {
         let Some((bytes, etag)) = self.bucket.get(rel)? else {
             return Ok(());
         };
-        if rel == "models/best" && !self.names_a_checkpoint_here(&bytes) {
+        if rel == BEST && !self.names_a_checkpoint_here(&bytes) {
             // A trainer that checkpoints faster than a pass names one newer than this pass's
             // listing: fetch what the pointer names, else no pass would ever catch up.
-            let name = String::from_utf8_lossy(&bytes).trim().to_string();
+            let pointer = BestPointer::parse(&String::from_utf8_lossy(&bytes));
+            let name = pointer.map(|p| p.name).unwrap_or_default();
             if !self.pull_named_checkpoint(&name, moved)? {
                 return Ok(());
             }
@@ -1085,9 +1147,8 @@ impl Syncer {
     }
 
     fn names_a_checkpoint_here(&self, pointer: &[u8]) -> bool {
-        let name = String::from_utf8_lossy(pointer);
-        let name = name.trim();
-        !name.is_empty() && self.root.join("models").join(name).is_dir()
+        BestPointer::parse(&String::from_utf8_lossy(pointer))
+            .is_some_and(|p| self.root.join("models").join(p.name).is_dir())
     }
 
     fn record(&mut self, rel: &str, etag: String) {

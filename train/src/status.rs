@@ -101,9 +101,10 @@ impl RunReport {
                 Some((dir.parse::<u64>().ok()?, dir.to_string()))
             })
             .max();
-        let best = bucket
-            .get("models/best")?
-            .map(|(b, _)| String::from_utf8_lossy(&b).trim().to_string());
+        let best = bucket.get("models/best")?.map(|(b, _)| {
+            let text = String::from_utf8_lossy(&b).into_owned();
+            run::BestPointer::parse(&text).map_or(text.trim().to_string(), |p| p.name)
+        });
         // The leases are objects of the bucket: the run's root is not read.
         let leases = RunDir::mirrored(PathBuf::new(), bucket.clone());
         let holders = Role::ALL

@@ -342,7 +342,11 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
             "{step}: {objects:?}"
         );
     }
-    assert_eq!(bucket.get("models/best").unwrap().unwrap().0, b"000008\n");
+    // The trainer (promoting each checkpoint) moved it under its `train` epoch.
+    assert_eq!(
+        bucket.get("models/best").unwrap().unwrap().0,
+        b"000008 train 1\n"
+    );
     assert!(
         bucket.list("locks").unwrap().is_empty(),
         "the trainer released its lease"
@@ -713,6 +717,84 @@ fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays
         chain.line()
     );
     drop((a, view, role_b));
+}
+
+/// The best pointer across a change of gatekeepers. G1 holds the `gate` role at epoch 1 and
+/// moves the pointer (`000102 gate 1`); its lease object is deleted and G2 takes the role at
+/// epoch 2, above the pointer's (before, it took number 1 again), and moves it. G1's push
+/// already under way puts its pointer back over G2's; G2's mirror puts its own over that older
+/// epoch's at its next pass and keeps it. G1, still believing itself the holder, meets G2's
+/// epoch in the pointer and stops pushing. Fails if an older epoch's pointer stays the run's,
+/// if G2 takes it for its own, or if the stale holder goes on.
+#[test]
+fn a_stale_gatekeepers_pointer_gives_way_to_the_newer_epochs_and_stops_its_writer() {
+    let Some(s3) = moto("lifeline-pointer") else {
+        return;
+    };
+    let url = "s3://lifeline-pointer/runs/p";
+    let pointer = |bucket: &Bucket| bucket.get("models/best").unwrap().unwrap().0;
+    let bucket_1 = s3.bucket(url);
+    let dir_1 = temp("bucket-pointer-1");
+    checkpoint(&dir_1, 96, 1, None, "w96");
+    checkpoint(&dir_1, 102, 1, Some(("000096", "w96")), "w102");
+    let mut sync_1 = Syncer::new(bucket_1.clone(), dir_1.clone(), Pulls::Everything);
+    sync_1.pass().unwrap();
+    let run_1 = RunDir::mirrored(&dir_1, bucket_1.clone());
+    let gate_1 = run_1.lock(Role::Gate).unwrap();
+    assert_eq!(gate_1.epoch(), 1);
+    run_1.set_best(&dir_1.join("models/000102")).unwrap();
+    sync_1.pass().unwrap();
+    assert_eq!(pointer(&bucket_1), b"000102 gate 1\n");
+
+    // G1's lease deleted; G2 opens the run, takes the role, and moves the pointer.
+    bucket_1.delete("locks/gate.lease.1").unwrap();
+    let bucket_2 = s3.bucket(url);
+    let dir_2 = temp("bucket-pointer-2");
+    let mut sync_2 = Syncer::new(bucket_2.clone(), dir_2.clone(), Pulls::Everything);
+    sync_2.pass().unwrap();
+    let run_2 = RunDir::mirrored(&dir_2, bucket_2.clone());
+    let gate_2 = run_2.lock(Role::Gate).unwrap();
+    assert_eq!(
+        gate_2.epoch(),
+        2,
+        "the deleted lease's epoch was handed out again"
+    );
+    run_2.set_best(&dir_2.join("models/000096")).unwrap();
+    sync_2.pass().unwrap();
+    assert_eq!(pointer(&bucket_2), b"000096 gate 2\n");
+
+    // G1's push under way (its check made before G2 took over) lands over G2's pointer.
+    bucket_1
+        .put("models/best", b"000102 gate 1\n".to_vec(), false)
+        .unwrap();
+    sync_2.pass().unwrap();
+    assert_eq!(
+        pointer(&bucket_2),
+        b"000096 gate 2\n",
+        "an older epoch's pointer stayed the run's"
+    );
+    assert_eq!(
+        read(&dir_2, "models/best").as_deref(),
+        Some("000096 gate 2\n"),
+        "G2 took the stale pointer for its own"
+    );
+
+    // G1, whose check still answers "held" (a view of the bucket where its lease stands),
+    // meets G2's epoch in the pointer and stops.
+    let stale = s3.bucket(url);
+    let view = Arc::new(BucketLease::new(stale.clone(), "locks/view.lease"));
+    let view = lease::Lease::take_for(view, Duration::from_secs(60), 0).unwrap();
+    stale.fence_with(Role::Gate, view.check());
+    Syncer::new(stale.clone(), dir_1.clone(), Pulls::Everything)
+        .pass()
+        .unwrap();
+    assert!(stale.fenced(), "G1 did not stop at G2's epoch");
+    assert_eq!(
+        pointer(&bucket_2),
+        b"000096 gate 2\n",
+        "G1 moved the pointer"
+    );
+    drop((gate_1, gate_2, view));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{temp, TINY};
+use common::{best_name, temp, TINY};
 
 fn files(dir: &Path, prefix: &str) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -87,9 +87,9 @@ fn two_iterations_leave_every_artifact() {
                 || step == "000000"
         );
     }
-    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
+    let best = best_name(&run);
     assert!(
-        run.join("models").join(best.trim()).is_dir(),
+        run.join("models").join(&best).is_dir(),
         "best points at a checkpoint: {best}"
     );
     assert_eq!(
@@ -154,8 +154,7 @@ fn newest_promotion_skips_the_gate_and_the_loop_ends_with_the_final_match() {
         );
     let (run, stdout) = finished_loop(&dir, &config, &text);
     // Every new checkpoint became the best, with no gate game played.
-    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
-    assert_eq!(best.trim(), "000008");
+    assert_eq!(best_name(&run), "000008");
     let matches = std::fs::read_to_string(run.join("eval/matches.jsonl")).unwrap();
     assert!(!matches.contains(r#""kind":"gate""#), "{matches}");
     // The rater rated checkpoints against the baseline (only it plays `random` here) and
@@ -725,8 +724,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     assert!(rates[4].1 < rates[0].1 && rates[4].1 > 0.019, "{rates:?}");
     // Two training rounds of 4 steps, each checkpoint the best at once; the shards come from
     // the worker (this process), not from loop iterations; no gate games.
-    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
-    assert_eq!(best.trim(), "000008");
+    assert_eq!(best_name(&run), "000008");
     let rundir = run::RunDir::new(&run);
     let shards = rundir.shards();
     assert!(!shards.is_empty());

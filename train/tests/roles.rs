@@ -7,7 +7,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{temp, wait_for_holder, TINY};
+use common::{best_name, temp, wait_for_holder, TINY};
 
 /// `train trainer` on the tiny run at ratio 1 until step 8, with `extra` arguments.
 fn spawn_trainer(config: &Path, run: &Path, extra: &[&str]) -> Child {
@@ -234,8 +234,7 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
             .collect()
     };
     let judged_newest = |g: &[eval::results::MatchSummary]| {
-        let best = std::fs::read_to_string(run.join("models/best")).unwrap_or_default();
-        best.trim() == "000008" || g.iter().any(|s| s.a.name.starts_with("000008@"))
+        best_name(&run) == "000008" || g.iter().any(|s| s.a.name.starts_with("000008@"))
     };
     while !judged_newest(&gates()) && t0.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(100));
@@ -254,8 +253,8 @@ fn a_gatekeeper_promotes_only_checkpoints_that_pass_its_gate() {
     assert!(judged_newest(&gates), "{gates:?}");
     // The trainer made only its first round's checkpoint the best (the run had none); every
     // later best passed a gate.
-    let best = std::fs::read_to_string(run.join("models/best")).unwrap();
-    let best = best.trim();
+    let best = best_name(&run);
+    let best = best.as_str();
     let promoted: Vec<&str> = gates
         .iter()
         .filter(|s| s.promoted == Some(true))

@@ -64,3 +64,11 @@ pub fn wait_for_holder(lock: &std::path::Path) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The checkpoint name the run's best pointer holds (`models/best` carries its writer's role
+/// and epoch after the name: `000008 gate 1`).
+#[allow(dead_code)] // not every test binary that shares this module reads the pointer
+pub fn best_name(run: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(run.join("models/best")).unwrap_or_default();
+    run::BestPointer::parse(&text).map_or(String::new(), |p| p.name)
+}
