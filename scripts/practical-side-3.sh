@@ -4,7 +4,7 @@
 # visits, the solver's class-by-class results read from docs/solve/lifeline-3 (df-pn, with
 # certificates). Each folder gets practical.json (with its command), .md and .svg.
 # Usage: scripts/practical-side-3.sh [OUT]   (after `cargo build --release -p eval`; ~8 minutes
-# on 2 cores)
+# on 2 cores without the 1024-visit rungs, about an hour with them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval_bin="${EVAL:-target/release/eval}"
@@ -29,10 +29,12 @@ study weak weak.toml weak
 study strong strong.toml strong
 for s in 1 2; do
   [ -d "$fixtures/strong-seed$s" ] && study "strong-seed$s" strong.toml "strong-seed$s"
-  # Four times the budget, at 64 and at 256 visits (the swap map's κ against the solver).
+  # Four times the budget, at 64, 256 and 1024 visits (the swap map's κ against the solver;
+  # the 1024-visit rung takes about 25 minutes of the 2 cores on its own).
   if [ -d "$fixtures/strong-seed$s-x4" ]; then
     study "strong-seed$s-x4" strong.toml "strong-seed$s-x4"
     study "strong-seed$s-x4-256" strong.toml "strong-seed$s-x4@256"
+    study "strong-seed$s-x4-1024" strong.toml "strong-seed$s-x4@1024"
   fi
 done
 echo "written: $out"
