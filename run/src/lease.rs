@@ -17,7 +17,8 @@
 //! that a reader keeps the newest epoch's writes and a holder that meets a newer epoch stops.
 //! Removing the lease files (by hand, a cleanup script, a bucket's lifecycle rule) must not
 //! hand an old number out again: a taker starts above `floor`, the highest epoch the run's own
-//! records hold ([`crate::RunDir::lock`] reads it from the checkpoints).
+//! records hold ([`crate::RunDir::lock`] reads it from the checkpoints for `train`, from the
+//! best pointer for `gate`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -230,15 +230,8 @@ impl RunDir {
 
     /// [`RunDir::newest_checkpoint`] with its step.
     pub fn newest(&self) -> Option<(u64, PathBuf)> {
-        let checkpoints = self.checkpoints();
-        let newest = checkpoints
-            .iter()
-            .map(|(_, dir)| recorded_epoch(dir))
-            .max()?;
-        checkpoints
-            .into_iter()
-            .rev()
-            .find(|(_, dir)| recorded_epoch(dir) == newest)
+        let checkpoints = self.checkpoints().into_iter();
+        checkpoints.max_by_key(|(step, dir)| (recorded_epoch(dir), *step))
     }
 
     /// The highest epoch the run's checkpoints record (0 when none does): where the next

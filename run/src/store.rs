@@ -763,7 +763,7 @@ impl Syncer {
     /// those changed here since they went up or pushed less than `keep_own` ago.
     fn prune(&mut self) {
         let models = self.root.join("models");
-        let best = std::fs::read_to_string(models.join("best")).unwrap_or_default();
+        let best = std::fs::read_to_string(self.root.join(BEST)).unwrap_or_default();
         let best = BestPointer::parse(&best)
             .map(|p| p.name)
             .unwrap_or_default();

@@ -117,6 +117,15 @@ impl ModelMeta {
             _ => Ok(()),
         }
     }
+
+    /// Refuse checkpoint `checkpoint` of this metadata where it can not play `game`
+    /// ([`ModelMeta::plays`]), naming it.
+    pub fn check_plays(&self, game: &GameConfig, checkpoint: &Path) -> Result<(), ModelError> {
+        self.plays(game).map_err(|why| ModelError::Incompatible {
+            checkpoint: checkpoint.display().to_string(),
+            why,
+        })
+    }
 }
 
 /// A game config with board size and komi taken out: what a network must have been trained on.
@@ -378,14 +387,9 @@ impl Model {
         save_checkpoint(dir, &self.net, &self.meta, |_| Ok(())).map(|_| ())
     }
 
-    /// Refuse a model that can not play `game` ([`ModelMeta::plays`]), naming `checkpoint`.
+    /// Refuse a model that can not play `game` ([`ModelMeta::check_plays`]).
     pub fn check_plays(&self, game: &GameConfig, checkpoint: &Path) -> Result<(), ModelError> {
-        self.meta
-            .plays(game)
-            .map_err(|why| ModelError::Incompatible {
-                checkpoint: checkpoint.display().to_string(),
-                why,
-            })
+        self.meta.check_plays(game, checkpoint)
     }
 
     /// Refuse a network whose outputs on the start of `game` are not finite: what NaN weights

@@ -70,8 +70,8 @@ impl Worker {
     /// `iteration` is given (the phased loop's), else one named by its time.
     pub fn step(&mut self, run: &RunDir, iteration: Option<u32>, seed: u64) -> Result<RunSummary> {
         let best = run.best()?;
-        let adopt = best.as_ref().is_none_or(|dir| self.accepts(dir));
-        if adopt && best.as_ref() != self.current.as_ref().map(|c| &c.0) {
+        let moved = best.as_ref() != self.current.as_ref().map(|c| &c.0);
+        if moved && best.as_ref().is_none_or(|dir| self.accepts(dir)) {
             self.current = match best {
                 Some(dir) => {
                     tracing::info!("playing with {}", dir.display());

@@ -447,12 +447,7 @@ fn fit(
     // Checked before the run is entered: a network that cannot play the config's game is
     // refused as such, and leaves no config frozen in a run that has none.
     if let Some(dir) = run.newest_checkpoint() {
-        let meta = selfplay::model::read_meta(&dir)?;
-        meta.plays(&cfg.game)
-            .map_err(|why| selfplay::model::ModelError::Incompatible {
-                checkpoint: dir.display().to_string(),
-                why,
-            })?;
+        selfplay::model::read_meta(&dir)?.check_plays(&cfg.game, &dir)?;
     }
     // The run's config frozen, or compared with the frozen one, as every role's.
     let _role = run.enter(&[Role::Train], config, &text)?;
