@@ -171,9 +171,14 @@ struct JudgeRole {
 }
 
 impl JudgeRole {
-    /// Run `role` on the run (through its mirror where it lives in a bucket).
-    fn run(self, role: fn(&Path, &RunDir, bool, &Device) -> Result<()>) -> Result<()> {
-        let run = self.run.open(run::store::Pulls::Everything)?;
+    /// Run `role`, which holds `locks`, on the run (through its mirror where it lives in a
+    /// bucket).
+    fn run(
+        self,
+        role: fn(&Path, &RunDir, bool, &Device) -> Result<()>,
+        locks: &[run::Role],
+    ) -> Result<()> {
+        let run = self.run.open(run::store::Pulls::Everything, locks)?;
         run.name_objects(role(
             &self.config,
             &run.run_dir(),
@@ -373,8 +378,8 @@ fn main() -> Result<()> {
             }
             refresh_ratings(&run);
         }
-        Command::Gatekeeper(role) => role.run(gatekeeper)?,
-        Command::Rate(role) => role.run(rate)?,
+        Command::Gatekeeper(role) => role.run(gatekeeper, &[run::Role::Gate])?,
+        Command::Rate(role) => role.run(rate, &[])?,
         Command::Serve {
             model,
             config,

@@ -342,6 +342,28 @@ pub fn holder(files: &dyn LeaseFiles) -> Option<Holder> {
     Holder::parse(&files.read(newest(files)?).ok()??)
 }
 
+/// Who holds the lease of `files` for another live process, described as a taker would be
+/// refused ("pid 12 on host-a, lease for another 40 s"); `None` when [`Lease::take`] would
+/// not refuse this process. A look without taking: a role whose run lives in a bucket asks
+/// before it pulls the run, so that a refused start says so at once rather than after minutes
+/// of pulling; the lease itself is taken once the pull is done.
+pub fn held_by_another(files: &dyn LeaseFiles) -> Option<String> {
+    let me = Holder {
+        pid: std::process::id(),
+        host: crate::host::host_name(),
+        expires_ms: 0,
+    };
+    let h = holder(files)?;
+    in_force(&h, &me, now_ms(), crate::host::process_alive).then(|| h.describe(now_ms()))
+}
+
+/// Whether `h`'s lease keeps taker `me` out: unexpired, not a dead process of `me`'s machine,
+/// and not `me` itself.
+fn in_force(h: &Holder, me: &Holder, now: u128, alive: impl Fn(u32) -> bool) -> bool {
+    let dead_here = h.host == me.host && !alive(h.pid);
+    h.expires_ms > now && !dead_here && !same_holder(h, me)
+}
+
 fn same_holder(a: &Holder, b: &Holder) -> bool {
     (a.pid, &a.host) == (b.pid, &b.host)
 }
@@ -374,11 +396,8 @@ pub fn take(
                     continue;
                 };
                 let holder = Holder::parse(&text);
-                if let Some(h) = &holder {
-                    let dead_here = h.host == me.host && !alive(h.pid);
-                    if h.expires_ms > now() && !dead_here && !same_holder(h, me) {
-                        return Err(LeaseError::Held(h.describe(now())));
-                    }
+                if let Some(h) = holder.as_ref().filter(|h| in_force(h, me, now(), &alive)) {
+                    return Err(LeaseError::Held(h.describe(now())));
                 }
                 (n.max(floor) + 1, holder)
             }
@@ -568,6 +587,35 @@ mod tests {
             host: host.into(),
             expires_ms,
         }
+    }
+
+    /// The look before pulling refuses what a take refuses and nothing else. Fails if a live
+    /// holder elsewhere is let through (a refused start would pull the whole run first), or if
+    /// an expired lease or this process's own is reported as held.
+    #[test]
+    fn a_look_without_taking_names_a_live_holder_only() {
+        let base = temp("look");
+        let files = DirLease::new(&base);
+        assert_eq!(held_by_another(&files), None, "no lease at all");
+        std::fs::write(
+            generation(&base, 4),
+            holder(42, "node-7", now_ms() + 30_000).line(),
+        )
+        .unwrap();
+        let said = held_by_another(&files).expect("a live holder elsewhere");
+        assert!(
+            said.starts_with("pid 42 on node-7, lease for another"),
+            "{said}"
+        );
+        std::fs::write(generation(&base, 4), holder(42, "node-7", 1).line()).unwrap();
+        assert_eq!(held_by_another(&files), None, "an expired lease");
+        let mine = holder(
+            std::process::id(),
+            &crate::host::host_name(),
+            now_ms() + 30_000,
+        );
+        std::fs::write(generation(&base, 4), mine.line()).unwrap();
+        assert_eq!(held_by_another(&files), None, "this process's own lease");
     }
 
     #[test]

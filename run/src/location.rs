@@ -2,7 +2,8 @@
 //! through a local mirror kept in step while the role works ([`crate::store`]).
 
 use crate::rundir::RunDir;
-use crate::store::{check_url, interval, Bucket, Mirror, Pulls, StoreError};
+use crate::store::{check_url, interval, Bucket, BucketLease, Mirror, Pulls, StoreError};
+use crate::{Role, RunDirError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -27,9 +28,13 @@ impl FromStr for RunLocation {
 }
 
 impl RunLocation {
-    /// Open the run for a role: a directory as it is, a bucket through a local mirror that is
-    /// brought in step before this returns and kept in step until [`OpenRun::finish`].
-    pub fn open(&self, pulls: Pulls) -> Result<OpenRun, StoreError> {
+    /// Open the run for a role that will hold `roles`: a directory as it is, a bucket through
+    /// a local mirror that is brought in step before this returns and kept in step until
+    /// [`OpenRun::finish`]. In a bucket, a role in `roles` held by another live process is
+    /// refused here, before the mirror pulls anything: a refused start says so at once, not
+    /// after pulling every shard of the run. The roles are taken by [`RunDir::enter`] once the
+    /// mirror is in step, because a new holder's epoch is read from what it pulled.
+    pub fn open(&self, pulls: Pulls, roles: &[Role]) -> Result<OpenRun, StoreError> {
         match self {
             RunLocation::Dir(path) => Ok(OpenRun {
                 path: path.clone(),
@@ -37,6 +42,16 @@ impl RunLocation {
             }),
             RunLocation::Bucket { url } => {
                 let bucket = Arc::new(Bucket::open(url)?);
+                for &role in roles {
+                    let lease = BucketLease::new(bucket.clone(), &role.lease_key());
+                    if let Some(holder) = crate::lease::held_by_another(&lease) {
+                        return Err(StoreError::Held(RunDirError::Locked {
+                            run: PathBuf::from(url),
+                            role,
+                            holder,
+                        }));
+                    }
+                }
                 let (path, slot) = claim_mirror_dir(url)?;
                 let mut mirror = Mirror::start(bucket, path.clone(), pulls, interval())?;
                 mirror.slot = Some(slot);

@@ -11,6 +11,17 @@ pub enum Role {
 
 impl Role {
     pub const ALL: [Role; 2] = [Role::Train, Role::Gate];
+
+    /// The role's lock file in a run: `locks/ROLE.lock`.
+    pub(crate) fn lock_key(self) -> String {
+        format!("locks/{self}.lock")
+    }
+
+    /// The role's lease beside its lock file: `locks/ROLE.lease` (its numbered files are
+    /// `ROLE.lease.N`), a key under a bucket run's prefix as a path under a directory's root.
+    pub(crate) fn lease_key(self) -> String {
+        format!("locks/{self}.lease")
+    }
 }
 
 /// `train`, `gate`: the name of the role's lock and lease files.

@@ -208,7 +208,7 @@ impl RunDir {
     }
 
     fn lock_file(&self, role: Role) -> PathBuf {
-        self.root.join("locks").join(format!("{role}.lock"))
+        self.root.join(role.lock_key())
     }
 
     /// Complete checkpoints of the run (`models/NNNNNN` with weights and metadata), by step.
@@ -524,10 +524,9 @@ impl RunDir {
         rel.to_string_lossy().replace('\\', "/")
     }
 
-    /// The lease of role `role`, beside its lock file: `locks/ROLE.lease` (its numbered files
-    /// are `ROLE.lease.N`).
+    /// The lease of role `role` ([`Role::lease_key`]).
     fn lease_base(&self, role: Role) -> PathBuf {
-        self.lock_file(role).with_extension("lease")
+        self.root.join(role.lease_key())
     }
 
     /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking

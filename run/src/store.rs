@@ -72,6 +72,10 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A role of the run held by another process, found before pulling the run
+    /// ([`crate::RunLocation::open`]).
+    #[error(transparent)]
+    Held(crate::RunDirError),
 }
 
 /// An object of a bucket read by ranges of [`ObjectReader::BLOCK`] bytes, the last few kept:

@@ -218,7 +218,7 @@ fn main() -> Result<()> {
                 threads,
                 device,
             };
-            let run = run.open(run::store::Pulls::Models)?;
+            let run = run.open(run::store::Pulls::Models, &[])?;
             run.name_objects(selfplay::roles::self_play_worker(
                 &config,
                 run.path(),

@@ -172,7 +172,7 @@ fn main() -> Result<()> {
             until,
             device,
         } => {
-            let run = run.open(Pulls::Everything)?;
+            let run = run.open(Pulls::Everything, &[Role::Train])?;
             run.name_objects(fit(&config, &run.run_dir(), steps, until, &device))?;
             Ok(run.finish()?)
         }
@@ -209,7 +209,7 @@ fn main() -> Result<()> {
             device,
             promote,
         } => {
-            let run = run.open(Pulls::Everything)?;
+            let run = run.open(Pulls::Everything, &[Role::Train])?;
             let rounds = TrainerRounds {
                 ratio,
                 until_step,
@@ -277,7 +277,7 @@ fn main() -> Result<()> {
                     from.display()
                 );
             }
-            let opened = run.open(Pulls::Everything)?;
+            let opened = run.open(Pulls::Everything, &[Role::Train, Role::Gate])?;
             let run = opened.run_dir();
             if let Some(from) = &from {
                 if let Some(s) = train::piece::start(&run, from)? {
