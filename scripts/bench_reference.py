@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference timings for the Lifeline Zero network, outside burn.
 
-The architecture is the one of selfplay/src/net.rs, as scripts/lifeline_net.py defines it once
+The architecture is the one of net/src/network.rs, as scripts/lifeline_net.py defines it once
 (its layers and parameters, and the forward pass over a small ops interface):
 
   --mode infer   builds it as an ONNX graph (lifeline_net.build_onnx, the same builder as

@@ -1,6 +1,6 @@
 """The Lifeline Zero network, defined once for every Python implementation of it.
 
-This is the architecture of selfplay/src/net.rs, written down once:
+This is the architecture of net/src/network.rs, written down once:
 
 - `Config`: the sizes (the `[network]` table of a config, and the input/policy shape of a game);
 - `layers(cfg)`: every layer in burn's module order (name, kind conv/bn/linear, shapes, which
@@ -37,7 +37,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 OPSET = 17
-# The batch norm epsilon of every layer (selfplay::net::BATCH_NORM_EPSILON).
+# The batch norm epsilon of every layer (net::network::BATCH_NORM_EPSILON).
 BATCH_NORM_EPSILON = 1e-5
 # Global (non-cell) policy entries: swap, spend komi, remove prisoner.
 GLOBAL_POLICY = 3
@@ -49,7 +49,7 @@ POOLED_FEATURES = 3
 
 @dataclass(frozen=True)
 class Config:
-    """Network sizes (selfplay::net::NetConfig) and the shape of a game's input and policy."""
+    """Network sizes (net::network::NetConfig) and the shape of a game's input and policy."""
 
     planes: int
     height: int

@@ -7,7 +7,7 @@ Usage: torch_model.py MODEL.safetensors MODEL.npz
 `LifelineNet(cfg)` is built from scripts/lifeline_net.py, the one definition of the
 architecture (the ONNX export and the benchmark reference derive from it too): its submodules
 are standard `torch.nn` layers (`Conv2d`, `BatchNorm2d`, `Linear`) under the module paths of
-selfplay/src/net.rs, so its state dict names are the safetensors export's (batch norm's
+net/src/network.rs, so its state dict names are the safetensors export's (batch norm's
 `num_batches_tracked` aside, which the export does not hold). `forward(input, mask)` takes
 `input` (B, planes, H, W) and the on-board `mask` (B, 1, H, W) and returns policy logits
 (B, policy_len), win/draw/loss logits (B, 3) and ownership (B, H, W) in [-1, 1], as burn's
@@ -86,7 +86,7 @@ class _Ops(ArrayOps):
 
 
 class LifelineNet(nn.Module):
-    """The policy-value network of selfplay/src/net.rs (see the module documentation)."""
+    """The policy-value network of net/src/network.rs (see the module documentation)."""
 
     def __init__(self, cfg):
         super().__init__()

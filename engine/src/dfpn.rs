@@ -298,7 +298,7 @@ impl<G: Game> Dfpn<G> {
     }
 
     /// Whether new children start from their mobility (the default) or from (1, 1), Nagai's
-    /// plain df-pn ([`Dfpn::unsearched`]).
+    /// plain df-pn (`Dfpn::unsearched`).
     pub fn with_mobility(mut self, mobility: bool) -> Self {
         self.mobility = mobility;
         self

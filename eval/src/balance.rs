@@ -232,7 +232,7 @@ pub struct KomiCurve {
     /// komi studied than the range is wide).
     pub fit: Option<Logistic>,
     /// Where Black's best crosses one half, between the last komi at which it surely wins and
-    /// the first at which it surely loses (see [`fair_komi`]); `None` without a crossing.
+    /// the first at which it surely loses (see `fair_komi`); `None` without a crossing.
     pub fair_komi: Option<Estimate>,
     pub sampling: String,
 }

@@ -100,7 +100,7 @@ pub struct BuildArgs {
     pub games_in_flight: Option<usize>,
     #[arg(long)]
     pub out: PathBuf,
-    #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
+    #[arg(long, default_value = "cpu", value_parser = net::model::parse_device)]
     pub device: burn::tensor::Device,
 }
 
@@ -124,7 +124,7 @@ pub struct ScoreArgs {
     pub seed: u64,
     #[arg(long)]
     pub out: PathBuf,
-    #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
+    #[arg(long, default_value = "cpu", value_parser = net::model::parse_device)]
     pub device: burn::tensor::Device,
 }
 
@@ -626,11 +626,9 @@ fn judge(
     let mut search = selfplay::search::Search::new(cfg, g.clone());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let result = match &player.brain {
-        Brain::Net { model, .. } => search.run(
-            &mut selfplay::model::NetEvaluator::new(model),
-            false,
-            &mut rng,
-        ),
+        Brain::Net { model, .. } => {
+            search.run(&mut net::model::NetEvaluator::new(model), false, &mut rng)
+        }
         _ => search.run(&mut RolloutEvaluator::new(seed), false, &mut rng),
     }
     .map_err(|source| EvalError::Search {

@@ -16,7 +16,7 @@
 //! - **Holding the server.** A new command stops the search in progress (it answers at once
 //!   with its best so far), as does its client going away; searches are bounded by the
 //!   session's tree memory. At most [`MAX_CONNECTIONS`] connections at once, and a request
-//!   must arrive whole within [`request_time`] (a client feeding a byte at a time cannot keep
+//!   must arrive whole within `request_time` (a client feeding a byte at a time cannot keep
 //!   a thread). Bodies come with a `Content-Length` (chunked ones get 411).
 
 use crate::protocol::{Interrupts, Reply, Session};

@@ -52,7 +52,7 @@ pub enum EvalError {
     #[error("player `{spec}`: {why}")]
     BadSpec { spec: String, why: String },
     #[error(transparent)]
-    Model(#[from] selfplay::model::ModelError),
+    Model(#[from] net::model::ModelError),
     #[error("{}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,

@@ -7,9 +7,9 @@ use engine::Game;
 use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
 use eval::ratings::{format_table, update_ratings, RatingOptions};
 use eval::{EvalConfig, MatchOptions, MatchOutput};
+use net::model::parse_device;
 use run::RunDir;
 use selfplay::config::RunConfig;
-use selfplay::model::parse_device;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
@@ -228,7 +228,7 @@ fn refresh_ratings(run: &Path) {
 }
 
 fn main() -> Result<()> {
-    selfplay::model::default_device_on_cpu();
+    net::model::default_device_on_cpu();
     let command = Cli::parse().command;
     // Roles that write finish the write in progress on a first signal; the server writes
     // nothing, so a signal ends it at once (the default action).
@@ -455,7 +455,7 @@ fn serve(
         None => match PlayerSpec::parse(model)? {
             PlayerSpec::Checkpoint { path, .. } => {
                 let dir = resolve_checkpoint(&path)?;
-                let m = selfplay::model::Model::load(&dir, dev)?;
+                let m = net::model::Model::load(&dir, dev)?;
                 (
                     m.meta.game.clone(),
                     selfplay::search::SearchConfig::default(),

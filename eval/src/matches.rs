@@ -20,9 +20,9 @@ use crate::EvalError;
 use engine::record::{write_records_to, GameRecord};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
 use indicatif::{ProgressBar, ProgressStyle};
+use net::model::NetEvaluator;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use selfplay::model::NetEvaluator;
 use selfplay::search::{Evaluation, Evaluator, LeafBatch, Search};
 use std::path::{Path, PathBuf};
 

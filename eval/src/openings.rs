@@ -16,8 +16,8 @@ use crate::score::Score;
 use crate::EvalError;
 use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
+use net::model::NetEvaluator;
 use rand::SeedableRng;
-use selfplay::model::NetEvaluator;
 use selfplay::search::Search;
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@
 //!   playouts per decision, no noise, the most visited action is played.
 //! - a checkpoint directory with an optional visit count, `runs/x/models/000120@64`;
 //!   `runs/x/models/best` follows the `best` pointer file to the directory it names. Without
-//!   `@N` the visits come from the config. The network scores leaves ([`selfplay::model::NetEvaluator`]), no
+//!   `@N` the visits come from the config. The network scores leaves ([`net::model::NetEvaluator`]), no
 //!   noise, temperature 0 (the most visited action).
 
 use crate::results::{PlayerInfo, PlayerKind};
@@ -14,11 +14,11 @@ use crate::EvalError;
 use burn::tensor::Device;
 use engine::playout::random_playout_count;
 use engine::{Action, Game, GameConfig};
+use net::model::Model;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use run::RunDirError;
-use selfplay::model::Model;
 use selfplay::search::{Evaluation, Evaluator, SearchConfig};
 use std::path::{Path, PathBuf};
 
@@ -222,7 +222,7 @@ impl Contestant {
     }
 
     /// Whether this player can play `game`: a network only the games it was trained for
-    /// ([`selfplay::model::ModelMeta::plays`]), a searcher any game.
+    /// ([`net::model::ModelMeta::plays`]), a searcher any game.
     pub fn plays(&self, game: &GameConfig) -> Result<(), String> {
         match &self.brain {
             Brain::Net { model, .. } => model.meta.plays(game),
@@ -373,7 +373,7 @@ mod tests {
     fn missing_checkpoint_names_the_spec() {
         let g: GameConfig =
             serde_json::from_str(r#"{"game":"lifeline","options":{"size":4}}"#).unwrap();
-        let dev = selfplay::model::parse_device("cpu").unwrap();
+        let dev = net::model::parse_device("cpu").unwrap();
         let e = Contestant::load("no/such/dir@8", &g, &SearchConfig::default(), 8, &dev)
             .err()
             .unwrap()
@@ -390,15 +390,15 @@ mod tests {
         let run = RunDir::new(&dir);
         let ckpt = run.checkpoint(120);
         std::fs::create_dir_all(&ckpt).unwrap();
-        std::fs::write(ckpt.join(selfplay::model::WEIGHTS_FILE), b"w").unwrap();
-        std::fs::write(ckpt.join(selfplay::model::META_FILE), b"{}").unwrap();
+        std::fs::write(ckpt.join(net::model::WEIGHTS_FILE), b"w").unwrap();
+        std::fs::write(ckpt.join(net::model::META_FILE), b"{}").unwrap();
         run.set_best(&ckpt).unwrap();
         assert_eq!(resolve_checkpoint(&run.best_pointer()).unwrap(), ckpt);
         assert_eq!(
-            resolve_checkpoint(&ckpt.join(selfplay::model::WEIGHTS_FILE)).unwrap(),
+            resolve_checkpoint(&ckpt.join(net::model::WEIGHTS_FILE)).unwrap(),
             ckpt
         );
-        let e = resolve_checkpoint(&ckpt.join(selfplay::model::META_FILE))
+        let e = resolve_checkpoint(&ckpt.join(net::model::META_FILE))
             .unwrap_err()
             .to_string();
         assert!(e.contains("is a file"), "{e}");

@@ -254,7 +254,7 @@ pub(crate) fn value_head(g: &AnyGame, player: &Contestant) -> Option<f64> {
     let mut legal = Vec::new();
     g.legal_actions(&mut legal);
     let mut out = Vec::new();
-    let mut eval = selfplay::model::NetEvaluator::new(model);
+    let mut eval = net::model::NetEvaluator::new(model);
     selfplay::search::Evaluator::evaluate(&mut eval, std::slice::from_ref(g), &[legal], &mut out);
     let v = out.first()?.value as f64;
     Some(if g.to_move() == Player::Black { v } else { -v })
@@ -1059,7 +1059,7 @@ pub struct PracticalArgs {
     pub seed: u64,
     #[arg(long)]
     pub games_in_flight: Option<usize>,
-    #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
+    #[arg(long, default_value = "cpu", value_parser = net::model::parse_device)]
     pub device: burn::tensor::Device,
 }
 
@@ -1478,15 +1478,15 @@ mod tests {
         let game: GameConfig =
             serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
                 .unwrap();
-        let net = selfplay::net::NetConfig {
+        let net = net::network::NetConfig {
             blocks: 1,
             channels: 8,
             head_channels: 4,
             value_hidden: 8,
             pool_every: 1,
         };
-        let device = selfplay::model::parse_device("cpu").unwrap();
-        let model = selfplay::model::Model::random(&game, &net, &device, 3).unwrap();
+        let device = net::model::parse_device("cpu").unwrap();
+        let model = net::model::Model::random(&game, &net, &device, 3).unwrap();
         let base = selfplay::search::SearchConfig::default();
         let player = Contestant::network(&model.for_inference(), "tiny", 4, &base);
         let opts = PracticalOptions {

@@ -9,7 +9,7 @@ use engine::dfpn::{MoveOrder, StoneOrder};
 use engine::game::{Action, Game};
 use engine::games::{AnyGame, GameConfig};
 use engine::solve_openings::OrderMaker;
-use selfplay::model::{Model, NetEvaluator};
+use net::model::{Model, NetEvaluator};
 use selfplay::search::{Evaluation, Evaluator};
 use std::collections::HashMap;
 use std::path::Path;

@@ -36,9 +36,9 @@
 
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
+use net::model::NetEvaluator;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use selfplay::model::NetEvaluator;
 use selfplay::search::Search;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -748,7 +748,7 @@ mod tests {
             visits: 16,
             ..SearchConfig::default()
         };
-        let device = selfplay::model::parse_device("cpu").unwrap();
+        let device = net::model::parse_device("cpu").unwrap();
         let p = Contestant::load(player, &game, &base, 16, &device).unwrap();
         Session::new(game, p, 7).unwrap()
     }
@@ -870,11 +870,11 @@ mod tests {
         let game: GameConfig =
             serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
                 .unwrap();
-        let net = selfplay::net::NetConfig::tiny();
-        let device = selfplay::model::parse_device("cpu").unwrap();
+        let net = net::network::NetConfig::tiny();
+        let device = net::model::parse_device("cpu").unwrap();
         let dir = std::env::temp_dir().join(format!("protocol-net-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        selfplay::model::Model::random(&game, &net, &device, 3)
+        net::model::Model::random(&game, &net, &device, 3)
             .unwrap()
             .save(&dir)
             .unwrap();
@@ -1025,7 +1025,7 @@ mod tests {
         // A player whose own visits no tree can hold is refused at the start.
         let game = s.game.clone();
         let base = SearchConfig::default();
-        let device = selfplay::model::parse_device("cpu").unwrap();
+        let device = net::model::parse_device("cpu").unwrap();
         let p = Contestant::load("mcts:4294967295", &game, &base, 16, &device).unwrap();
         let refused = Session::new(game, p, 7).err().expect("refused");
         assert!(refused.contains("4294967295 visits"), "{refused}");

@@ -39,7 +39,7 @@ where
     let text = key.to_string();
     let path = dir.join(format!(
         "{:016x}.json",
-        selfplay::model::fnv1a64(text.as_bytes())
+        net::model::fnv1a64(text.as_bytes())
     ));
     // A piece from another key (a hash collision, another build) or a damaged file is played
     // again and replaced.

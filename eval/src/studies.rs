@@ -62,7 +62,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub games_in_flight: Option<usize>,
     /// Device of network players: cpu, or `cuda[:N]` in a build with the cuda feature.
-    #[arg(long, default_value = "cpu", value_parser = selfplay::model::parse_device)]
+    #[arg(long, default_value = "cpu", value_parser = net::model::parse_device)]
     pub device: burn::tensor::Device,
 }
 
@@ -118,7 +118,7 @@ const MAX_KOMIS: usize = 64;
 /// Longest solver budget accepted, in seconds (a week).
 const MAX_EXACT_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
-/// Parse `0..=6`, `0..7` or `0,2,4`: at most [`MAX_KOMIS`] values, counted before any list
+/// Parse `0..=6`, `0..7` or `0,2,4`: at most `MAX_KOMIS` values, counted before any list
 /// is built.
 pub fn parse_komis(text: &str) -> Result<Vec<u32>, EvalError> {
     let bad = |why: &str| EvalError::Config(format!("--komi `{text}`: {why}"));

@@ -221,7 +221,7 @@ fn pie_table_study() {
 #[test]
 fn pie_table_of_one_network_per_method() {
     let (out, cfg) = setup("pie-nets", CONFIG);
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     let dir = out.parent().unwrap().to_path_buf();
     let mut paths = Vec::new();
     for (balance, komi) in [("strong", ""), ("weak", ""), ("komi", r#","komi":1"#)] {
@@ -230,8 +230,7 @@ fn pie_table_of_one_network_per_method() {
         ))
         .unwrap();
         let mut m =
-            selfplay::model::Model::random(&game, &selfplay::net::NetConfig::tiny(), &device, 1)
-                .unwrap();
+            net::model::Model::random(&game, &net::network::NetConfig::tiny(), &device, 1).unwrap();
         m.meta.sizes = Some(vec![3, 4]);
         if balance == "komi" {
             m.meta.komi_range = Some([0, 1]);
@@ -466,14 +465,10 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
     let game: engine::GameConfig =
         serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
             .unwrap();
-    let net = selfplay::net::NetConfig::tiny();
-    let model = selfplay::model::Model::random(
-        &game,
-        &net,
-        &selfplay::model::parse_device("cpu").unwrap(),
-        1,
-    )
-    .unwrap();
+    let net = net::network::NetConfig::tiny();
+    let model =
+        net::model::Model::random(&game, &net, &net::model::parse_device("cpu").unwrap(), 1)
+            .unwrap();
     let opts = |sample_plies| eval::balance::StudyOptions {
         games: 12,
         sample_plies,
@@ -512,10 +507,9 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
 fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
     let parse = |s: &str| -> engine::GameConfig { serde_json::from_str(s).unwrap() };
     let weak3 = parse(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#);
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     let mut model =
-        selfplay::model::Model::random(&weak3, &selfplay::net::NetConfig::tiny(), &device, 1)
-            .unwrap();
+        net::model::Model::random(&weak3, &net::network::NetConfig::tiny(), &device, 1).unwrap();
     model.meta.sizes = Some(vec![3, 4]);
     let player = eval::Contestant::network(
         &model,

@@ -125,11 +125,11 @@ fn bad_specs_and_configs_are_named() {
 fn gate_between_checkpoints() {
     let (run, cfg) = setup("gate");
     let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
-    let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let net: net::network::NetConfig = rc.table["network"].clone().try_into().unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     let models = run.join("models");
     for (step, seed) in [(1u64, 1u64), (2, 2)] {
-        let mut m = selfplay::model::Model::random(&rc.game, &net, &device, seed).unwrap();
+        let mut m = net::model::Model::random(&rc.game, &net, &device, seed).unwrap();
         m.meta.step = step;
         m.save(&models.join(format!("{step:06}"))).unwrap();
     }
@@ -223,14 +223,14 @@ fn an_unwritable_output_fails_before_any_game_is_played() {
 fn promoting_a_checkpoint_of_another_run_is_refused() {
     let (run, cfg) = setup("foreign");
     let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
-    let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let net: net::network::NetConfig = rc.table["network"].clone().try_into().unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     let other = run.parent().unwrap().join("other-run");
     for (dir, seed) in [
         (run.join("models/000001"), 1u64),
         (other.join("models/000002"), 2),
     ] {
-        selfplay::model::Model::random(&rc.game, &net, &device, seed)
+        net::model::Model::random(&rc.game, &net, &device, seed)
             .unwrap()
             .save(&dir)
             .unwrap();
@@ -312,10 +312,10 @@ fn the_rater_rates_each_checkpoint_once() {
     )
     .unwrap();
     let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
-    let net: selfplay::net::NetConfig = rc.table["network"].clone().try_into().unwrap();
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let net: net::network::NetConfig = rc.table["network"].clone().try_into().unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     for step in [1u64, 2] {
-        let mut m = selfplay::model::Model::random(&rc.game, &net, &device, step).unwrap();
+        let mut m = net::model::Model::random(&rc.game, &net, &device, step).unwrap();
         m.meta.step = step;
         m.save(&run.join(format!("models/{step:06}"))).unwrap();
     }

@@ -125,10 +125,10 @@ fn the_page_plays_analyses_and_survives_bad_requests() {
     let game: engine::GameConfig =
         serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
             .unwrap();
-    let net = selfplay::net::NetConfig::tiny();
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let net = net::network::NetConfig::tiny();
+    let device = net::model::parse_device("cpu").unwrap();
     let model = dir.join("net");
-    selfplay::model::Model::random(&game, &net, &device, 5)
+    net::model::Model::random(&game, &net, &device, 5)
         .unwrap()
         .save(&model)
         .unwrap();

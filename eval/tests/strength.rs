@@ -206,11 +206,11 @@ fn tally_score(s: &eval::results::MatchSummary) -> f64 {
 #[test]
 fn a_gumbel_network_plays_its_top_prior_action_in_a_match() {
     use engine::AnyGame;
-    use selfplay::model::{parse_device, Model, NetEvaluator};
+    use net::model::{parse_device, Model, NetEvaluator};
     use selfplay::search::Evaluator;
     let game = side4();
     let device = parse_device("cpu").unwrap();
-    let net = selfplay::net::NetConfig {
+    let net = net::network::NetConfig {
         blocks: 1,
         channels: 8,
         head_channels: 4,

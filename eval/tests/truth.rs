@@ -92,8 +92,8 @@ fn an_untrained_network_gets_no_verdict_from_the_practical_study() {
     for method in ["weak", "komi"] {
         let config = fixture(&format!("{method}.toml"));
         let rc = selfplay::config::RunConfig::load(&config).unwrap();
-        let device = selfplay::model::parse_device("cpu").unwrap();
-        let mut model = selfplay::model::Model::random(&rc.game, &rc.network, &device, 11).unwrap();
+        let device = net::model::parse_device("cpu").unwrap();
+        let mut model = net::model::Model::random(&rc.game, &rc.network, &device, 11).unwrap();
         model.meta.komi_range = rc.selfplay.komi_range;
         let dir = root.join(method).join("000000");
         model.save(&dir).unwrap();

@@ -14,6 +14,6 @@ fuzz_target!(|data: &[u8]| {
         .parent()
         .expect("a folder")
         .to_path_buf();
-    let device = selfplay::model::parse_device("cpu").expect("the CPU");
-    let _ = selfplay::model::Model::load(&dir, &device);
+    let device = net::model::parse_device("cpu").expect("the CPU");
+    let _ = net::model::Model::load(&dir, &device);
 });

@@ -7,9 +7,9 @@
 
 use engine::record::GameRecord;
 use engine::{Action, AnyGame, Game, GameConfig, Player};
+use net::model::{Model, NetEvaluator};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use selfplay::model::{Model, NetEvaluator};
 use selfplay::search::Evaluator;
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -350,7 +350,7 @@ impl Network {
     #[new]
     fn new(path: &str) -> PyResult<Network> {
         let dir = run::resolve_checkpoint(std::path::Path::new(path)).map_err(value_error)?;
-        let device = selfplay::model::parse_device("cpu").map_err(value_error)?;
+        let device = net::model::parse_device("cpu").map_err(value_error)?;
         let model = Model::load(&dir, &device).map_err(value_error)?;
         let game = model.meta.game.clone();
         model.check_finite(&game, &dir).map_err(value_error)?;

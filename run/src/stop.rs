@@ -1,7 +1,7 @@
 //! Stopping a role: the first SIGINT or SIGTERM asks the program to stop after the write in
 //! progress ([`stop_requested`], which long work checks between its pieces), a second one ends
 //! it at once. Every file is written atomically (`crate::atomic`), so neither loses anything
-//! already written. Kill tests stop a process at its N-th rename ([`interruption_point`]).
+//! already written. Kill tests stop a process at its N-th rename (`interruption_point`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -78,7 +78,7 @@ pub enum StoreError {
     Held(crate::RunDirError),
 }
 
-/// An object of a bucket read by ranges of [`ObjectReader::BLOCK`] bytes, the last few kept:
+/// An object of a bucket read by ranges of `ObjectReader::BLOCK` bytes, the last few kept:
 /// `train status` reads a shard's metadata this way (its central directory, the npy headers
 /// and one small member) instead of fetching the shard.
 pub struct ObjectReader<'a> {
@@ -1272,7 +1272,7 @@ impl Mirror {
         sync.pass().map(|_| ())
     }
 
-    /// Stop the passes and make a last one (see [`Mirror::last_pass`]).
+    /// Stop the passes and make a last one (see `Mirror::last_pass`).
     pub fn finish(mut self) -> Result<(), StoreError> {
         self.last_pass()
     }

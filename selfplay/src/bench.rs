@@ -2,7 +2,7 @@
 //! PyTorch training of the same architecture), run side by side with ours by `selfplay
 //! bench-net --reference` and `train bench --reference`.
 
-use crate::net::NetConfig;
+use net::network::NetConfig;
 use std::path::Path;
 
 /// The shape of the network's input and output.

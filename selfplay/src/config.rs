@@ -5,15 +5,15 @@
 //! [options]      # the game's options
 //! [search]       # crate::search::SearchConfig
 //! [selfplay]     # crate::worker::SelfPlayConfig
-//! [network]      # crate::net::NetConfig
+//! [network]      # net::network::NetConfig
 //! ```
 //! Tables used by later stages (`train`, `eval`, `loop`) are accepted and left to them; anything
 //! else is refused with its name.
 
-use crate::net::NetConfig;
 use crate::search::SearchConfig;
 use crate::worker::SelfPlayConfig;
 use engine::GameConfig;
+use net::network::NetConfig;
 use std::path::Path;
 
 pub use crate::validate::{check_float, FloatRange};

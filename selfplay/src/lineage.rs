@@ -11,11 +11,11 @@
 //! ([`run::RunDir::newest_checkpoint`] takes the newest epoch first).
 //!
 //! What it trusts: each checkpoint's `weights_checksum`, written with its weights (a damaged
-//! weights file is [`crate::model::Model::load`]'s to find). A checkpoint written before parents
+//! weights file is [`net::model::Model::load`]'s to find). A checkpoint written before parents
 //! carried checksums is linked by name only, and counted as such. A parent that is not in the
 //! run (an earlier piece's, or one pruned) starts the chain there; it is not a break.
 
-use crate::model::{read_meta, ModelError, ModelMeta};
+use net::model::{read_meta, ModelError, ModelMeta};
 use run::RunDir;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,11 +5,11 @@ use burn::module::Module;
 use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
+use net::model::{parse_device, Model, NetEvaluator};
 use rand::SeedableRng;
 use run::{install_stop_handler, resolve_checkpoint, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::generate::{default_threads, generate, RunOutput};
-use selfplay::model::{parse_device, Model, NetEvaluator};
 use selfplay::search::UniformEvaluator;
 use selfplay::worker::SelfPlay;
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ enum Cmd {
         /// Also run scripts/bench_reference.py (onnxruntime, same architecture) and print the ratio.
         #[arg(long)]
         reference: bool,
-        /// Time burn's own layers too (on the CPU the folded network of `selfplay::fused` is
+        /// Time burn's own layers too (on the CPU the folded network of `net::fused` is
         /// what search uses; this shows what it gains).
         #[arg(long)]
         layers: bool,
@@ -140,7 +140,7 @@ fn load_model(spec: &str, cfg: &RunConfig, device: &Device) -> Result<Model> {
 }
 
 fn main() -> Result<()> {
-    selfplay::model::default_device_on_cpu();
+    net::model::default_device_on_cpu();
     match Cli::parse().cmd {
         Cmd::Run {
             config,

@@ -10,10 +10,10 @@
 use crate::config::RunConfig;
 use crate::generate::{default_threads, generate, RunOutput, RunSummary};
 use crate::lineage::{check_link, Link};
-use crate::model::{Model, NetEvaluator};
 use crate::search::UniformEvaluator;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
+use net::model::{Model, NetEvaluator};
 use run::tb::EventWriter;
 use run::{host_name, RunDir};
 use std::path::{Path, PathBuf};

@@ -83,8 +83,8 @@ fn two_runs_without_a_seed_play_different_games_and_record_their_seeds() {
 fn the_best_pointer_names_the_model() {
     let (run, cfg) = setup("best");
     let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
-    let device = selfplay::model::parse_device("cpu").unwrap();
-    let model = selfplay::model::Model::random(&rc.game, &rc.network, &device, 1).unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
+    let model = net::model::Model::random(&rc.game, &rc.network, &device, 1).unwrap();
     model.save(&run.checkpoint(3)).unwrap();
     run.set_best(&run.checkpoint(3)).unwrap();
     let best = run.best_pointer();
@@ -117,9 +117,9 @@ fn a_worker_keeps_its_network_when_the_best_pointer_names_a_superseded_checkpoin
     use selfplay::roles::{Worker, WorkerOptions};
     let (run, cfg) = setup("superseded");
     let rc = selfplay::config::RunConfig::load(&cfg).unwrap();
-    let device = selfplay::model::parse_device("cpu").unwrap();
+    let device = net::model::parse_device("cpu").unwrap();
     let save = |step: u64, epoch: u64, parent: Option<u64>| {
-        let mut m = selfplay::model::Model::random(&rc.game, &rc.network, &device, step).unwrap();
+        let mut m = net::model::Model::random(&rc.game, &rc.network, &device, step).unwrap();
         m.meta.step = step;
         m.meta.epoch = Some(epoch);
         m.meta.parent = parent.map(|p| format!("{p:06}"));

@@ -2,9 +2,9 @@
 
 use burn::tensor::{Bool, Device, Tensor, TensorData};
 use engine::{Action, AnyGame, Game, GameConfig};
+use net::model::{Model, NetEvaluator};
+use net::network::{masked_log_softmax, NetConfig};
 use rand::SeedableRng;
-use selfplay::model::{Model, NetEvaluator};
-use selfplay::net::{masked_log_softmax, NetConfig};
 use selfplay::search::{Evaluation, Evaluator};
 
 fn small_net() -> NetConfig {
@@ -302,7 +302,7 @@ fn flipped_bytes_in_the_weights_are_refused() {
         .unwrap()
         .save(&ckpt)
         .unwrap();
-    let weights = ckpt.join(selfplay::model::WEIGHTS_FILE);
+    let weights = ckpt.join(net::model::WEIGHTS_FILE);
     let mut bytes = std::fs::read(&weights).unwrap();
     let n = bytes.len();
     for k in 0..100 {
@@ -542,7 +542,7 @@ fn a_seed_alone_decides_a_random_network_while_other_threads_draw_theirs() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_missing_cuda_driver_is_one_clear_error() {
-    use selfplay::model::cuda_driver;
+    use net::model::cuda_driver;
     let e = cuda_driver("libcuda-not-installed-here.so.1").unwrap_err();
     let text = e.to_string();
     assert!(

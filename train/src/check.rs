@@ -136,7 +136,7 @@ fn shards_once(run: &RunDir) -> Result<Invariant> {
     let mut by_iteration: BTreeMap<u32, Vec<&Path>> = BTreeMap::new();
     for path in &shards {
         // Equal checksums, equal bytes (a collision would only name two shards falsely).
-        let sum = selfplay::model::file_checksum(path)
+        let sum = net::model::file_checksum(path)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
         by_bytes.entry(sum).or_default().push(path);
         if let Some((_, ShardSource::Iteration(it))) = RunDir::shard_stamp(path) {

@@ -4,7 +4,7 @@
 //! reader can check its own implementation (`scripts/export_onnx.py` builds an ONNX model from
 //! the file and checks it against the example).
 //!
-//! Names are the module paths of [`selfplay::net::PolicyValueNet`]: `stem.conv.weight`
+//! Names are the module paths of [`net::network::PolicyValueNet`]: `stem.conv.weight`
 //! (out, in, k, k), `stem.norm.gamma|beta|running_mean|running_var`, `blocks.3.pool.weight`
 //! (in, out: burn's linear layers multiply `x @ weight`), `policy_cells.bias`, ...
 //!
@@ -20,7 +20,7 @@ use burn::tensor::Tensor;
 use engine::Game;
 use ndarray::{Array1, ArrayD, IxDyn};
 use ndarray_npy::NpzWriter;
-use selfplay::model::Model;
+use net::model::Model;
 use std::path::Path;
 
 /// Collects every float parameter (and batch-norm running statistic) with its module path.
@@ -96,7 +96,7 @@ fn metadata(model: &Model, names: &[String]) -> Result<serde_json::Value, String
         "value_layout": "softmax of win, draw, loss logits for the player to move",
         "step": model.meta.step,
         "samples": model.meta.samples,
-        "batch_norm_epsilon": selfplay::net::BATCH_NORM_EPSILON,
+        "batch_norm_epsilon": net::network::BATCH_NORM_EPSILON,
         "parameters": names,
     }))
 }
@@ -164,7 +164,7 @@ pub fn export(model: &Model, out: &Path) -> Result<usize, String> {
         ),
         (
             "example/value",
-            arr(value, &[1, selfplay::net::VALUE_OUTPUTS]),
+            arr(value, &[1, net::network::VALUE_OUTPUTS]),
         ),
     ];
     let meta_bytes: Array1<u8> = serde_json::to_vec(&meta)

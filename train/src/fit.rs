@@ -1,7 +1,7 @@
 //! Fitting the network: losses, one optimizer step, checkpoints with optimizer state, resume.
 //!
 //! A training checkpoint is a model checkpoint (`weights.bpk`, `meta.json`, see
-//! [`selfplay::model`]) plus `optimizer.bpk` (burn's optimizer record) and `train.json`
+//! [`net::model`]) plus `optimizer.bpk` (burn's optimizer record) and `train.json`
 //! ([`TrainState`]). Batches are drawn from (seed, step) alone (see [`crate::window::Window::batch`])
 //! and the learning rate is a function of the step, so weights, optimizer state and step are
 //! the whole state: a run killed at any moment resumes from its newest complete checkpoint and
@@ -15,11 +15,11 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
+use net::fused_train::{FusedTrainer, LossWeights, TrainBatch};
+use net::model::{save_checkpoint, Model, ModelError, ModelMeta};
+use net::network::{masked_log_softmax, PolicyValueNet};
 use run::{check_format, format_v1, FORMAT_VERSION};
-use selfplay::fused_train::{FusedTrainer, LossWeights, TrainBatch};
 use selfplay::lineage::Parent;
-use selfplay::model::{save_checkpoint, Model, ModelError, ModelMeta};
-use selfplay::net::{masked_log_softmax, PolicyValueNet};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -119,7 +119,7 @@ impl Losses {
 pub enum Kernels {
     /// burn's autodiff over the network's layers, on any device.
     Burn,
-    /// The CPU kernels of [`selfplay::fused_train`] (on-board cells, gather + GEMM): the
+    /// The CPU kernels of [`net::fused_train`] (on-board cells, gather + GEMM): the
     /// default on the CPU. `LIFELINE_BACKEND=burn` chooses [`Kernels::Burn`] there too (the
     /// reference a benchmark compares with).
     FusedCpu,
@@ -276,7 +276,7 @@ impl BatchTensors {
             ),
             policy: f2(&b.policy, pl),
             policy_weight: f2(&b.policy_weight, 1),
-            value: f2(&b.value, selfplay::net::VALUE_OUTPUTS),
+            value: f2(&b.value, net::network::VALUE_OUTPUTS),
             ownership: f2(&b.ownership, hw),
         }
     }
@@ -456,15 +456,13 @@ impl Trainer {
         model.check_finite(&model.meta.game, dir)?;
         let checksum = save_checkpoint(dir, model.net(), &model.meta, |tmp| {
             let o = tmp.join(OPTIMIZER_FILE);
-            self.optim
-                .save(&o)
-                .map_err(|e| selfplay::model::io_err(&o, e))?;
+            self.optim.save(&o).map_err(|e| net::model::io_err(&o, e))?;
             let s = tmp.join(TRAIN_STATE_FILE);
             std::fs::write(
                 &s,
                 serde_json::to_string_pretty(&self.state).expect("state serialises"),
             )
-            .map_err(|e| selfplay::model::io_err(&s, e))
+            .map_err(|e| net::model::io_err(&s, e))
         })?;
         Ok(Parent {
             name: selfplay::lineage::checkpoint_dir_name(dir),

@@ -8,10 +8,10 @@
 //! of the balance, not promises.
 
 use anyhow::{Context, Result};
+use net::model::{Model, NetEvaluator};
 use run::RunDir;
 use selfplay::config::RunConfig;
 use selfplay::generate::{generate, RunOutput, RunSummary};
-use selfplay::model::{Model, NetEvaluator};
 use selfplay::search::{Evaluation, Evaluator, UniformEvaluator};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};

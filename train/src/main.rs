@@ -3,11 +3,11 @@
 use anyhow::{Context, Result};
 use burn::tensor::Device;
 use clap::{Parser, Subcommand};
+use net::model::{parse_device, Model};
 use run::store::Pulls;
 use run::RunLocation;
 use run::{install_stop_handler, Role, RoleLock, RunDir};
 use selfplay::config::RunConfig;
-use selfplay::model::{parse_device, Model};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::{Promotion, TrainConfig};
@@ -163,7 +163,7 @@ enum Cmd {
 }
 
 fn main() -> Result<()> {
-    selfplay::model::default_device_on_cpu();
+    net::model::default_device_on_cpu();
     match Cli::parse().cmd {
         Cmd::Fit {
             config,
@@ -447,7 +447,7 @@ fn fit(
     // Checked before the run is entered: a network that cannot play the config's game is
     // refused as such, and leaves no config frozen in a run that has none.
     if let Some(dir) = run.newest_checkpoint() {
-        selfplay::model::read_meta(&dir)?.check_plays(&cfg.game, &dir)?;
+        net::model::read_meta(&dir)?.check_plays(&cfg.game, &dir)?;
     }
     // The run's config frozen, or compared with the frozen one, as every role's.
     let _role = run.enter(&[Role::Train], config, &text)?;

@@ -228,7 +228,7 @@ fn bucket_lineage(bucket: &Bucket, models: &BTreeMap<String, String>) -> Result<
         else {
             continue;
         };
-        let meta_key = format!("models/{dir}/{}", selfplay::model::META_FILE);
+        let meta_key = format!("models/{dir}/{}", net::model::META_FILE);
         let Some((bytes, _)) = bucket.get(&meta_key)? else {
             continue;
         };

@@ -286,7 +286,7 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
     let opts = selfplay::roles::WorkerOptions {
         games: 4,
         threads: Some(1),
-        device: selfplay::model::parse_device("cpu").unwrap(),
+        device: net::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
     let batches = selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| {
@@ -549,7 +549,7 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
 fn checkpoint(root: &Path, step: u64, epoch: u64, parent: Option<(&str, &str)>, sum: &str) {
     let game =
         engine::GameConfig::load(None, r#"{"game":"lifeline","options":{"size":3}}"#).unwrap();
-    let meta = selfplay::model::ModelMeta {
+    let meta = net::model::ModelMeta {
         format: run::FORMAT_VERSION,
         planes: 1,
         game,

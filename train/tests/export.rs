@@ -5,8 +5,8 @@ use burn::tensor::Device;
 use engine::GameConfig;
 use ndarray::ArrayD;
 use ndarray_npy::NpzReader;
-use selfplay::model::Model;
-use selfplay::net::NetConfig;
+use net::model::Model;
+use net::network::NetConfig;
 use std::path::PathBuf;
 
 /// A random two-block network for Lifeline side 4.

@@ -2,10 +2,10 @@
 
 use burn::tensor::Device;
 use engine::{Action, AnyGame, Game, GameConfig};
+use net::model::Model;
+use net::network::NetConfig;
 use rand::{Rng, SeedableRng};
 use run::RunDir;
-use selfplay::model::Model;
-use selfplay::net::NetConfig;
 use selfplay::shard::{write_shard, Sample, ShardMeta};
 use std::path::{Path, PathBuf};
 use train::config::{OptimizerKind, Schedule, TrainConfig};
@@ -534,7 +534,7 @@ fn a_window_of_several_sizes_draws_each_batch_from_one_board_in_proportion() {
 /// Every parameter's gradient of `grads`, in the network's parameter order (`None` for the
 /// batch norms' running statistics, which have none).
 fn gradients_in_order(
-    net: &selfplay::net::PolicyValueNet,
+    net: &net::network::PolicyValueNet,
     grads: &burn::optim::GradientsParams,
 ) -> Vec<Option<Vec<f32>>> {
     use burn::module::{Module, ModuleVisitor, Param};

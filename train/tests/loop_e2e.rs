@@ -679,7 +679,7 @@ fn a_loop_over_two_board_sizes_trains_one_network_that_plays_both() {
     }
     // The checkpoint records its sizes and loads for either size, not a third.
     let newest = run::RunDir::new(&run).newest_checkpoint().unwrap();
-    let model = selfplay::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
+    let model = net::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
     assert_eq!(model.meta.sizes, Some(vec![3, 4]));
     for (size, ok) in [(3, true), (4, true), (5, false)] {
         let game: engine::GameConfig = serde_json::from_str(&format!(
@@ -824,7 +824,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
         selfplay::shard::read_shard_meta(&s).unwrap();
     }
     let newest = rundir.newest_checkpoint().unwrap();
-    selfplay::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
+    net::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
     assert!(rundir.checkpoints().last().unwrap().0 >= 24);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -34,7 +34,7 @@ fn work_until_trainer_ends(
     let opts = selfplay::roles::WorkerOptions {
         games: 4,
         threads: Some(1),
-        device: selfplay::model::parse_device("cpu").unwrap(),
+        device: net::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
     let batches = selfplay::roles::self_play_worker(config, run, &opts, |done| {
@@ -147,7 +147,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     // Every checkpoint carries the epoch of the `train` role its trainer held: 1, the first
     // holder of a fresh run. Fails if the trainer saves without its role's epoch (None).
     for (_, dir) in run::RunDir::new(&run).checkpoints() {
-        let meta = selfplay::model::read_meta(&dir).unwrap();
+        let meta = net::model::read_meta(&dir).unwrap();
         assert_eq!(meta.epoch, Some(1), "{}", dir.display());
     }
     // Another network under 000004's name (what two trainers on one bucket leave) breaks the

@@ -16,6 +16,9 @@ mod gumbel;
 
 pub use batch::{EvaluatorCounts, LeafBatch, Metered};
 use engine::{Action, Game, Player};
+/// The seam between the search and what scores its leaves, defined below both in the `net`
+/// crate so that a network can implement it without the search.
+pub use net::evaluator::{Evaluation, Evaluator, UniformEvaluator};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 use serde::{Deserialize, Serialize};
@@ -116,15 +119,6 @@ impl SearchConfig {
     }
 }
 
-/// What an evaluator returns for one position.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Evaluation {
-    /// One prior per legal action, in the order of the legal list; they sum to 1.
-    pub priors: Vec<f32>,
-    /// Expected result for the player to move, in [-1, 1].
-    pub value: f32,
-}
-
 /// An evaluation the search cannot use; the search stops instead of building a tree on it.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SearchError {
@@ -132,45 +126,20 @@ pub enum SearchError {
     NonFinite { what: &'static str, value: f32 },
 }
 
-impl Evaluation {
-    /// Refuse NaN or infinite values and priors (a broken network gives them).
-    pub fn check_finite(&self) -> Result<(), SearchError> {
-        if !self.value.is_finite() {
-            return Err(SearchError::NonFinite {
-                what: "value",
-                value: self.value,
-            });
-        }
-        match self.priors.iter().find(|p| !p.is_finite()) {
-            Some(&p) => Err(SearchError::NonFinite {
-                what: "prior",
-                value: p,
-            }),
-            None => Ok(()),
-        }
+/// Refuse an evaluation with NaN or infinite values or priors (a broken network gives them).
+pub fn check_finite(e: &Evaluation) -> Result<(), SearchError> {
+    if !e.value.is_finite() {
+        return Err(SearchError::NonFinite {
+            what: "value",
+            value: e.value,
+        });
     }
-}
-
-/// Anything that scores positions: a network, a uniform prior, a rollout policy.
-pub trait Evaluator<G: Game> {
-    /// Evaluate a batch: `out[i]` for `(positions[i], legal[i])`.
-    fn evaluate(&mut self, positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>);
-}
-
-/// Uniform priors and a value of zero: the evaluator of a pipeline with no trained network yet.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct UniformEvaluator;
-
-impl<G: Game> Evaluator<G> for UniformEvaluator {
-    fn evaluate(&mut self, _positions: &[G], legal: &[Vec<Action>], out: &mut Vec<Evaluation>) {
-        out.clear();
-        for l in legal {
-            let p = 1.0 / l.len().max(1) as f32;
-            out.push(Evaluation {
-                priors: vec![p; l.len()],
-                value: 0.0,
-            });
-        }
+    match e.priors.iter().find(|p| !p.is_finite()) {
+        Some(&p) => Err(SearchError::NonFinite {
+            what: "prior",
+            value: p,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -768,7 +737,7 @@ impl<G: Game> Search<G> {
     pub fn deliver(&mut self, evals: &[Evaluation]) -> Result<usize, SearchError> {
         let n = self.leaf_games.len();
         assert_eq!(evals.len(), n, "the evaluator must answer every position");
-        evals.iter().try_for_each(Evaluation::check_finite)?;
+        evals.iter().try_for_each(check_finite)?;
         let paths = std::mem::take(&mut self.paths);
         for (i, path) in paths.iter().enumerate() {
             let leaf = *path.last().unwrap() as usize;

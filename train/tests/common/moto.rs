@@ -128,7 +128,7 @@ impl Moto {
 }
 
 /// The metadata of checkpoint `models/NAME` in `bucket`.
-pub fn checkpoint_meta(bucket: &Bucket, name: &str) -> selfplay::model::ModelMeta {
+pub fn checkpoint_meta(bucket: &Bucket, name: &str) -> net::model::ModelMeta {
     let key = format!("models/{name}/meta.json");
     let bytes = bucket
         .get(&key)

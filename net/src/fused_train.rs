@@ -1,5 +1,5 @@
 //! CPU training: one optimizer step's forward and backward pass of the network of
-//! [`crate::net`], written out over the on-board cells with the gather + GEMM kernels of
+//! [`crate::network`], written out over the on-board cells with the gather + GEMM kernels of
 //! [`crate::fused`]; burn keeps the parameters, the optimizer and the checkpoints.
 //!
 //! Why not burn's autodiff: on the quick network a step spent most of its time outside the
@@ -15,16 +15,16 @@
 //!   gradient, summed over fixed parts of the batch.
 //!
 //! Every reduction over the batch (batch-norm statistics, weight gradients) is summed over
-//! [`PARTS`] fixed parts of the positions, added in order, so a step's result is the same
+//! `PARTS` fixed parts of the positions, added in order, so a step's result is the same
 //! whatever the number of threads, and a resumed run continues exactly.
 //!
 //! The function is [`PolicyValueNet::forward`] in training mode with the losses of the trainer
 //! (`train::fit`); batch norm takes its statistics over the on-board cells, as the burn path
-//! does (see [`crate::net`]). The test `fused_training_matches_burn_autodiff` compares losses,
+//! does (see [`crate::network`]). The test `fused_training_matches_burn_autodiff` compares losses,
 //! every parameter's gradient and the running statistics with burn's autodiff.
 
 use crate::fused::{values, Cells, Dense};
-use crate::net::{ConvBn, PolicyValueNet, GLOBAL_POLICY, POOLED_FEATURES, VALUE_OUTPUTS};
+use crate::network::{ConvBn, PolicyValueNet, GLOBAL_POLICY, POOLED_FEATURES, VALUE_OUTPUTS};
 use burn::module::Param;
 use burn::nn::conv::Conv2d;
 use burn::nn::Linear;
@@ -148,7 +148,7 @@ fn gemm(out: &mut [f32], m: usize, n: usize, k: usize, a: View, b: View, accumul
 }
 
 /// Per-column sums over `n` rows of width `width`: `add(row, acc)` adds row `row`'s terms to
-/// `acc`. Summed over fixed parts in parallel, then in order (see [`PARTS`]).
+/// `acc`. Summed over fixed parts in parallel, then in order (see `PARTS`).
 fn column_sums(n: usize, width: usize, add: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f64> {
     let part = n.div_ceil(PARTS).max(1);
     let partial: Vec<Vec<f32>> = (0..n.div_ceil(part))
@@ -891,7 +891,7 @@ fn convolve(cells: &Cells, x: &[f32], weight: &[f32], cin: usize, cout: usize, o
 }
 
 /// The weight gradient `(taps*Cin, Cout)` of a convolution: gathered `x` transposed times `dz`,
-/// summed over [`PARTS`] fixed parts of the positions.
+/// summed over `PARTS` fixed parts of the positions.
 fn convolution_weight_grad(
     cells: &Cells,
     x: &[f32],

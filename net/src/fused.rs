@@ -1,4 +1,4 @@
-//! CPU inference: the network of [`crate::net`] with batch norm folded into the convolutions,
+//! CPU inference: the network of [`crate::network`] with batch norm folded into the convolutions,
 //! computed on the on-board cells only, each 3x3 convolution as one matrix product, in plain
 //! Rust over buffers that are allocated once per thread.
 //!
@@ -10,9 +10,9 @@
 //!   the grid) into a `(rows, 9C)` matrix and multiplies it by the folded weights `(9C, C')`
 //!   with the `gemm` crate (AVX-512 kernels where the CPU has them);
 //! - batch norm's shift, the residual and the ReLU are one pass over the product;
-//! - a batch is cut into groups of [`GROUP`] positions, small enough that a group's
+//! - a batch is cut into groups of `GROUP` positions, small enough that a group's
 //!   activations and gathered neighbours stay in a core's L2 cache, and the groups run in
-//!   parallel on rayon's threads, each with its own [`Scratch`].
+//!   parallel on rayon's threads, each with its own `Scratch`.
 //!
 //! Off-board cells hold zeros in the reference network (it multiplies every layer by the
 //! mask), so leaving them out changes nothing and no mask multiplication is needed.
@@ -23,7 +23,7 @@
 //! [`crate::backend::choose`]); other backends keep burn's own convolutions, which their
 //! kernels are built for.
 
-use crate::net::{ConvBn, PolicyValueNet};
+use crate::network::{ConvBn, PolicyValueNet};
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 use rayon::prelude::*;

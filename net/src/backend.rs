@@ -7,7 +7,7 @@
 //! a new backend (onnxruntime, TensorRT) is one more implementation and one more line there.
 
 use crate::fused::FusedNet;
-use crate::net::PolicyValueNet;
+use crate::network::PolicyValueNet;
 use burn::tensor::{Device, Tensor, TensorData};
 use std::fmt::Debug;
 

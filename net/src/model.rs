@@ -12,8 +12,8 @@
 //! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
 use crate::backend::{Backend, BurnLayers};
-use crate::net::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
-use crate::search::{Evaluation, Evaluator};
+use crate::evaluator::{Evaluation, Evaluator};
+use crate::network::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use engine::{Action, AnyGame, Game, GameConfig};
@@ -40,7 +40,7 @@ pub struct ModelMeta {
     /// The checkpoint these weights were trained from (`None` for a random initialisation).
     pub parent: Option<String>,
     /// The parent's `weights_checksum` when these weights were trained from it: the name alone
-    /// cannot tell two networks saved under one name apart ([`crate::lineage`]). Checkpoints
+    /// cannot tell two networks saved under one name apart (`selfplay::lineage`). Checkpoints
     /// written before it existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_checksum: Option<String>,
