@@ -8,6 +8,7 @@
 //! checkpoint (the loop, then `eval rate` on the same run) play the same match.
 
 use crate::config::EvalConfig;
+use crate::gate::GateResult;
 use crate::matches::{describe, run_match, MatchOutput};
 use crate::players::{checkpoint_name, Contestant};
 use crate::ratings::{update_ratings, RatingOptions, RatingTable};
@@ -65,6 +66,30 @@ impl Gatekeeper {
         Gatekeeper { judging, visits }
     }
 
+    /// The player `spec` names (`random`, `mcts:N`, a checkpoint, `DIR@VISITS`), at the gate's
+    /// visits (`eval.gate_visits`, else the run's) unless the spec says.
+    pub fn player(&self, spec: &str) -> Result<Contestant, EvalError> {
+        let j = &self.judging;
+        Contestant::load(spec, &j.game, &j.search, self.visits, &j.device)
+    }
+
+    /// Play the gate of `candidate` against `best` (the SPRT of `[eval]`, seeded `seed`), its
+    /// games and summary written into the results of the run at `run`: the gate every step
+    /// plays for the run's newest checkpoint, and `eval gate` for any two players.
+    pub fn play(
+        &self,
+        run: &Path,
+        candidate: &Contestant,
+        best: &Contestant,
+        seed: u64,
+    ) -> Result<GateResult, EvalError> {
+        let j = &self.judging;
+        let out = MatchOutput::in_run(run, candidate, best, "gate-");
+        let g = crate::gate::gate(&j.game, candidate, best, &j.eval, seed, j.progress, &out)?;
+        tracing::info!("{}", describe(&g.summary));
+        Ok(g)
+    }
+
     /// One step: when the newest checkpoint is not the best, its gate against the best (found
     /// in the results, or played now, with the candidate's step as the seed); a pass moves the
     /// best pointer to the candidate, unless another promotion moved it meanwhile. `None`:
@@ -84,7 +109,10 @@ impl Gatekeeper {
         };
         let (summary, played) = match key.find(run.root())? {
             Some(summary) => (summary, false),
-            None => (self.play(run, &candidate, &best, key.seed)?, true),
+            None => (
+                self.play_checkpoints(run, &candidate, &best, key.seed)?,
+                true,
+            ),
         };
         let promoted = summary.promoted == Some(true);
         if promoted && promote(run, &candidate, Some(&best))? {
@@ -99,7 +127,8 @@ impl Gatekeeper {
         }))
     }
 
-    fn play(
+    /// [`Gatekeeper::play`] between two checkpoints of the run.
+    fn play_checkpoints(
         &self,
         run: &RunDir,
         candidate: &Path,
@@ -111,10 +140,7 @@ impl Gatekeeper {
             j.checkpoint(candidate, self.visits)?,
             j.checkpoint(best, self.visits)?,
         );
-        let out = MatchOutput::in_run(run.root(), &c, &b, "gate-");
-        let g = crate::gate::gate(&j.game, &c, &b, &j.eval, seed, j.progress, &out)?;
-        tracing::info!("{}", describe(&g.summary));
-        Ok(g.summary)
+        Ok(self.play(run.root(), &c, &b, seed)?.summary)
     }
 
     /// Whether checkpoint `candidate` (step `step`) passed a gate in the run's results: how a

@@ -323,15 +323,12 @@ fn main() -> Result<()> {
             device,
             promote,
         } => {
-            let (rc, ec) = load_config(&config)?;
-            check_run_game(&run, &rc, &config)?;
+            let mut judging = judging(&config, &run, &device)?;
+            judging.progress = true;
+            let ec = judging.eval.clone();
             let rundir = RunDir::new(&run);
             // Only one process may move a run's best pointer at a time.
-            let _gate_lock = if promote {
-                Some(rundir.lock(run::Role::Gate)?)
-            } else {
-                None
-            };
+            let _gate_lock = promote.then(|| rundir.lock(run::Role::Gate)).transpose()?;
             if let (true, PlayerSpec::Checkpoint { path, .. }) =
                 (promote, PlayerSpec::parse(&candidate)?)
             {
@@ -340,15 +337,11 @@ fn main() -> Result<()> {
                     .owned_checkpoint(&resolve_checkpoint(&path)?)
                     .context("--promote")?;
             }
-            let visits = ec.gate_visits.unwrap_or(rc.search.visits);
-            let best =
-                best.unwrap_or_else(|| RunDir::new(&run).best_pointer().display().to_string());
-            let pc = Contestant::load(&candidate, &rc.game, &rc.search, visits, &device)
-                .context("candidate")?;
-            let pb =
-                Contestant::load(&best, &rc.game, &rc.search, visits, &device).context("best")?;
-            let out = MatchOutput::in_run(&run, &pc, &pb, "gate-");
-            let g = eval::gate(&rc.game, &pc, &pb, &ec, seed, true, &out)?;
+            let gatekeeper = eval::Gatekeeper::new(judging);
+            let best = best.unwrap_or_else(|| rundir.best_pointer().display().to_string());
+            let pc = gatekeeper.player(&candidate).context("candidate")?;
+            let pb = gatekeeper.player(&best).context("best")?;
+            let g = gatekeeper.play(&run, &pc, &pb, seed)?;
             println!("{}", eval::matches::describe(&g.summary));
             println!(
                 "SPRT elo0 {} elo1 {} alpha {} beta {}: LLR {:.3} in [{:.3}, {:.3}] -> {:?} (decided by {})",

@@ -331,6 +331,16 @@ impl RunDir {
         Ok(Some(dir))
     }
 
+    /// Point `models/best` at `checkpoint` when the run has no best yet: a run's first
+    /// checkpoint is its first best, so that workers have a network before any gate. A best
+    /// pointer that exists but is broken is an error, never replaced by an ungated checkpoint.
+    pub fn first_best(&self, checkpoint: &Path) -> Result<(), RunDirError> {
+        match self.best()? {
+            Some(_) => Ok(()),
+            None => self.set_best(checkpoint),
+        }
+    }
+
     /// Point `models/best` at `checkpoint`, which must be a complete checkpoint in this run's
     /// `models/` (a pointer can name nothing else).
     /// The pointer carries the epoch of the role this process holds that moves it: the `gate`

@@ -9,8 +9,7 @@ use net::model::{parse_device, Model, NetEvaluator};
 use rand::SeedableRng;
 use run::{install_stop_handler, resolve_checkpoint, RunDir};
 use selfplay::config::RunConfig;
-use selfplay::generate::{default_threads, generate, RunOutput};
-use selfplay::search::UniformEvaluator;
+use selfplay::roles::{Worker, WorkerOptions};
 use selfplay::worker::SelfPlay;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -159,42 +158,25 @@ fn main() -> Result<()> {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
             let seed = seed.unwrap_or_else(selfplay::roles::fresh_seed);
-            let threads = match threads.unwrap_or(cfg.selfplay.threads) {
-                0 => default_threads(),
-                n => n,
-            };
             // The shard names the checkpoint itself (`best` is resolved), as the loop's do.
-            let name = match model.as_str() {
-                "random" => model.clone(),
-                spec => resolve_checkpoint(Path::new(spec))?
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| spec.to_string()),
+            let dir = match model.as_str() {
+                "random" => None,
+                spec => Some(resolve_checkpoint(Path::new(spec))?),
             };
             // Checked before the run is entered: a network that cannot play the config's game
             // is refused as such.
-            let net = match model.as_str() {
-                "random" => None,
-                spec => Some(
-                    load_model(spec, &cfg, &device).with_context(|| format!("--model {model}"))?,
-                ),
+            let opts = WorkerOptions {
+                games,
+                threads,
+                device,
             };
+            let mut worker = Worker::playing(cfg, &opts, dir.as_deref())
+                .with_context(|| format!("--model {model}"))?;
             // Every process of a run plays one config, as a worker's (frozen, or checked).
             run.enter(&[], &config, &text)?;
             install_stop_handler();
-            let out = RunOutput {
-                run: &run,
-                model: &name,
-                iteration: None,
-                progress: true,
-                stop: &run::Stop::on_signal(),
-            };
-            let summary = match &net {
-                None => generate(&cfg, |_| UniformEvaluator, games, threads, seed, &out)?,
-                Some(net) => {
-                    generate(&cfg, |_| NetEvaluator::new(net), games, threads, seed, &out)?
-                }
-            };
+            worker.progress = true;
+            let summary = worker.step(&run, None, seed)?;
             println!("{} (seed {seed})", summary.line());
             if summary.shards.is_empty() {
                 println!("no game finished: nothing written");
@@ -213,7 +195,7 @@ fn main() -> Result<()> {
         } => {
             install_stop_handler();
             let _log = run::logging::init("worker");
-            let opts = selfplay::roles::WorkerOptions {
+            let opts = WorkerOptions {
                 games,
                 threads,
                 device,

@@ -42,6 +42,8 @@ pub struct Worker {
     pub stop: run::Stop,
     /// The network in use and the checkpoint it came from.
     current: Option<(PathBuf, Model)>,
+    /// Whether each step plays the run's best (a worker's) or keeps `current` (`selfplay run`).
+    follows_best: bool,
     /// Checkpoints a best pointer named that were not played (superseded), said once each.
     refused: std::collections::BTreeSet<PathBuf>,
 }
@@ -61,25 +63,31 @@ impl Worker {
             progress: false,
             stop: run::Stop::on_signal(),
             current: None,
+            follows_best: true,
             refused: Default::default(),
         })
     }
 
+    /// A worker that plays checkpoint `dir` (uniform priors for `None`) at every step, whatever
+    /// the run's best: `selfplay run --model`. Refused when the checkpoint cannot play the
+    /// config's game.
+    pub fn playing(cfg: RunConfig, opts: &WorkerOptions, dir: Option<&Path>) -> Result<Worker> {
+        let mut worker = Worker::new(cfg, opts)?;
+        worker.follows_best = false;
+        if let Some(dir) = dir {
+            let model = load_checkpoint(dir, &worker.cfg, &worker.device)?;
+            worker.current = Some((dir.to_path_buf(), model));
+        }
+        Ok(worker)
+    }
+
     /// One batch: its games with the run's best network (loaded anew when the best moved;
-    /// uniform priors before the run has one), written as one shard, the iteration's when
-    /// `iteration` is given (the phased loop's), else one named by its time.
+    /// uniform priors before the run has one), or with its own network when made
+    /// [`Worker::playing`] one, written as one shard, the iteration's when `iteration` is given
+    /// (the phased loop's), else one named by its time.
     pub fn step(&mut self, run: &RunDir, iteration: Option<u32>, seed: u64) -> Result<RunSummary> {
-        let best = run.best()?;
-        let moved = best.as_ref() != self.current.as_ref().map(|c| &c.0);
-        if moved && best.as_ref().is_none_or(|dir| self.accepts(dir)) {
-            self.current = match best {
-                Some(dir) => {
-                    tracing::info!("playing with {}", dir.display());
-                    let model = load_checkpoint(&dir, &self.cfg, &self.device)?;
-                    Some((dir, model))
-                }
-                None => None,
-            };
+        if self.follows_best {
+            self.adopt_best(run)?;
         }
         let out = RunOutput {
             run,
@@ -96,6 +104,23 @@ impl Worker {
             }
         };
         Ok(summary)
+    }
+
+    /// Play the run's best from now on, when it moved and is one to play with.
+    fn adopt_best(&mut self, run: &RunDir) -> Result<()> {
+        let best = run.best()?;
+        let moved = best.as_ref() != self.current.as_ref().map(|c| &c.0);
+        if moved && best.as_ref().is_none_or(|dir| self.accepts(dir)) {
+            self.current = match best {
+                Some(dir) => {
+                    tracing::info!("playing with {}", dir.display());
+                    let model = load_checkpoint(&dir, &self.cfg, &self.device)?;
+                    Some((dir, model))
+                }
+                None => None,
+            };
+        }
+        Ok(())
     }
 
     /// Whether the best pointer's checkpoint `dir` is one to play with: not a superseded one

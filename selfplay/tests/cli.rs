@@ -146,3 +146,47 @@ fn a_worker_keeps_its_network_when_the_best_pointer_names_a_superseded_checkpoin
     );
     std::fs::remove_dir_all(run.root().parent().unwrap()).unwrap();
 }
+
+/// `selfplay run --model` plays that checkpoint through the worker's step, not the run's best,
+/// and names it in the shard; `best` resolves to the best's checkpoint. Fails if the run plays
+/// the best whatever the model (the step followed the pointer), if the shard names `best`
+/// rather than the checkpoint, or if a network of another game is played instead of refused.
+#[test]
+fn a_run_plays_the_model_it_is_given_and_names_it_in_the_shard() {
+    let (run, cfg) = setup("model");
+    let config = selfplay::config::RunConfig::parse(CONFIG).unwrap();
+    let device = burn::tensor::Device::flex();
+    for (step, seed) in [(0, 1), (16, 2)] {
+        net::model::Model::random(&config.game, &config.network, &device, seed)
+            .unwrap()
+            .save(&run.checkpoint(step))
+            .unwrap();
+    }
+    run.set_best(&run.checkpoint(16)).unwrap();
+    let model_of_newest_shard = |extra: &[&str]| {
+        let before = run.shards();
+        let (ok, text) = selfplay_run(&cfg, &run, extra);
+        assert!(ok, "{text}");
+        let new = run.shards().into_iter().find(|s| !before.contains(s));
+        selfplay::shard::read_shard_meta(&new.expect("a new shard"))
+            .unwrap()
+            .model
+    };
+    let first = run.checkpoint(0).display().to_string();
+    assert_eq!(model_of_newest_shard(&["--model", &first]), "000000");
+    let best = run.best_pointer().display().to_string();
+    assert_eq!(model_of_newest_shard(&["--model", &best]), "000016");
+    assert_eq!(model_of_newest_shard(&[]), "random");
+    // A network of side 4 cannot play the config's side 3.
+    let other = selfplay::config::RunConfig::parse(&CONFIG.replace("size = 3", "size = 4"))
+        .unwrap()
+        .game;
+    let foreign = run.root().parent().unwrap().join("side-4");
+    net::model::Model::random(&other, &config.network, &device, 3)
+        .unwrap()
+        .save(&foreign)
+        .unwrap();
+    let (ok, text) = selfplay_run(&cfg, &run, &["--model", &foreign.display().to_string()]);
+    assert!(!ok && text.contains("--model"), "{text}");
+    std::fs::remove_dir_all(run.root().parent().unwrap()).unwrap();
+}

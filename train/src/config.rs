@@ -243,6 +243,22 @@ pub enum Promotion {
     Newest,
 }
 
+impl Promotion {
+    /// What becomes of checkpoint `dir`, just fitted: under `Newest` it is made the run's best
+    /// at once (not written again when it is the best already, as after a resume); under
+    /// `Gate` the gatekeeper decides, later. The caller holds the `train` role.
+    pub fn promote_fitted(
+        self,
+        run: &run::RunDir,
+        dir: &std::path::Path,
+    ) -> Result<(), run::RunDirError> {
+        if self == Promotion::Newest && run.best()?.as_deref() != Some(dir) {
+            run.set_best(dir)?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for LoopConfig {
     fn default() -> Self {
         LoopConfig {

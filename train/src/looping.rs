@@ -584,10 +584,7 @@ impl Looper {
             trainer.epoch = self.run.epoch(Role::Train);
             trainer.save(&dir, None)?;
         }
-        if self.run.best()?.is_none() {
-            let first = &self.run.checkpoints()[0].1;
-            self.run.set_best(first)?;
-        }
+        self.run.first_best(&self.run.checkpoints()[0].1)?;
         Ok(())
     }
 
@@ -680,8 +677,8 @@ impl Looper {
         // kill that came right after a promotion still rates it.
         let trained_here = newest.0 == (it as u64 + 1) * self.cfg.train.steps;
         if self.cfg.looping.promote == Promotion::Newest {
-            if trained_here && Some(&newest.1) != self.run.best()?.as_ref() {
-                self.run.set_best(&newest.1)?;
+            if trained_here {
+                Promotion::Newest.promote_fitted(&self.run, &newest.1)?;
             }
             summary.gate = if trained_here {
                 "newest"

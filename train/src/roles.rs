@@ -131,9 +131,7 @@ impl TrainerRounds {
                 self.progress,
                 &mut tb,
             )? {
-                if self.promote == crate::config::Promotion::Newest {
-                    run.set_best(&fitted.dir)?;
-                }
+                self.promote.promote_fitted(run, &fitted.dir)?;
                 after_round(&fitted, generated)?;
             }
         }
@@ -339,9 +337,7 @@ pub fn fit_locked(
     if trainer.state.step != saved_step {
         trainer.save(&dir, last.as_ref())?;
     }
-    if run.best()?.is_none() {
-        run.set_best(&dir)?;
-    }
+    run.first_best(&dir)?;
     let mean = sum.scale(1.0 / n.max(1) as f32);
     say(format!(
         "step {}: mean loss {:.4} (policy {:.4}, value {:.4}, ownership {:.4}, policy entropy {:.3}), {:.0} samples/s -> {}",
