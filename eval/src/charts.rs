@@ -1,8 +1,8 @@
 //! Charts of the balance studies, drawn with plotters' SVG backend: points with their 95%
 //! intervals, fitted curves, and the 50% line a fair game sits on.
 
-use crate::balance::{FirstPlayer, KomiCurve, PieRow};
 use crate::score::Estimate;
+use crate::study::balance::{FirstPlayer, KomiCurve, PieRow};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -159,7 +159,7 @@ pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
                     .map(|p| (p.komi as f64 + offset, p.black.as_estimate()))
                     .collect();
                 let label = match curve.fair() {
-                    f @ crate::balance::FairKomi::Crossing(_) => {
+                    f @ crate::study::balance::FairKomi::Crossing(_) => {
                         format!("{}: fair komi {f}", curve.player)
                     }
                     f => format!("{}: {f}", curve.player),
@@ -283,7 +283,7 @@ pub fn learning_svg(
 pub fn ladder_svg(
     title: &str,
     y_desc: &str,
-    figures: &[crate::ladder::Convergence],
+    figures: &[crate::study::ladder::Convergence],
 ) -> Result<String, String> {
     let rungs = figures.iter().map(|f| f.rungs.len()).max().unwrap_or(1);
     let values = figures

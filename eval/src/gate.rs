@@ -10,11 +10,11 @@
 //! `RUN/eval/matches.jsonl`, so every gate enters the ratings.
 
 use crate::config::EvalConfig;
+use crate::error::EvalError;
 use crate::matches::{play_games, progress_bar, summarize, write_games, MatchOutput};
 use crate::players::Contestant;
 use crate::results::{append_summary, MatchSummary};
 use crate::sprt::{Decision, SprtStatus};
-use crate::EvalError;
 use engine::GameConfig;
 use serde::{Deserialize, Serialize};
 

@@ -8,12 +8,12 @@
 //! checkpoint (the loop, then `eval rate` on the same run) play the same match.
 
 use crate::config::EvalConfig;
+use crate::error::EvalError;
 use crate::gate::GateResult;
 use crate::matches::{describe, run_match, MatchOutput};
 use crate::players::{checkpoint_name, Contestant};
 use crate::ratings::{update_ratings, RatingOptions, RatingTable};
 use crate::results::{read_summaries, MatchKey, MatchKind, MatchSummary};
-use crate::EvalError;
 use burn::tensor::Device;
 use engine::GameConfig;
 use run::RunDir;

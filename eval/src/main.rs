@@ -145,13 +145,13 @@ enum Command {
     /// Markdown in --out).
     Balance {
         #[command(subcommand)]
-        study: eval::studies::Study,
+        study: eval::study::studies::Study,
     },
     /// Late positions of a player's own games proved exactly (a truth set with certificates),
     /// and a player's value-sign and best-move accuracy on them.
     Endgames {
         #[command(subcommand)]
-        command: eval::endgames::Endgames,
+        command: eval::study::endgames::Endgames,
     },
 }
 
@@ -390,12 +390,16 @@ fn main() -> Result<()> {
             tree_memory_mb,
         )?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
-        Command::Balance { study } => print!("{}", eval::studies::run(&study)?),
+        Command::Balance { study } => print!("{}", eval::study::studies::run(&study)?),
         Command::Endgames { command } => match command {
-            eval::endgames::Endgames::Build(args) => print!("{}", eval::endgames::build(&args)?),
-            eval::endgames::Endgames::Score(args) => print!("{}", eval::endgames::score(&args)?),
-            eval::endgames::Endgames::Reprove(args) => {
-                print!("{}", eval::endgames::reprove(&args)?)
+            eval::study::endgames::Endgames::Build(args) => {
+                print!("{}", eval::study::endgames::build(&args)?)
+            }
+            eval::study::endgames::Endgames::Score(args) => {
+                print!("{}", eval::study::endgames::score(&args)?)
+            }
+            eval::study::endgames::Endgames::Reprove(args) => {
+                print!("{}", eval::study::endgames::reprove(&args)?)
             }
         },
         Command::Solve {
@@ -416,7 +420,7 @@ fn solve(
     let (game, _) = args.options()?;
     let dir = resolve_checkpoint(order).context("--order")?;
     let (maker, evaluations) =
-        eval::prior_order::order_maker(&dir, &game, order_stones, args.threads)
+        eval::study::prior_order::order_maker(&dir, &game, order_stones, args.threads)
             .context("--order")?;
     args.run(Some(maker))?;
     println!(
@@ -459,8 +463,9 @@ fn serve(
     };
     let player = Contestant::load(model, &game, &search, search.visits, dev)
         .with_context(|| format!("--model {model}"))?;
-    let mut session = eval::protocol::Session::with_tree_memory(game, player, seed, tree_memory)
-        .map_err(|why| anyhow::anyhow!("--model {model}: {why}"))?;
+    let mut session =
+        eval::serve::protocol::Session::with_tree_memory(game, player, seed, tree_memory)
+            .map_err(|why| anyhow::anyhow!("--model {model}: {why}"))?;
     if let Some((address, allow_remote)) = http {
         let listener = std::net::TcpListener::bind(address)
             .with_context(|| format!("--http {address}: cannot listen there"))?;
@@ -474,11 +479,11 @@ fn serve(
         // The address actually bound (port 0 picks one), for a browser or a test to read.
         println!("serving the page on http://{}/", listener.local_addr()?);
         std::io::Write::flush(&mut std::io::stdout())?;
-        eval::http::serve_http(session, listener)?;
+        eval::serve::http::serve_http(session, listener)?;
         return Ok(());
     }
     let stdin = std::io::BufReader::new(std::io::stdin());
-    eval::protocol::serve(&mut session, stdin, std::io::stdout().lock())?;
+    eval::serve::protocol::serve(&mut session, stdin, std::io::stdout().lock())?;
     Ok(())
 }
 

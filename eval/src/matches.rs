@@ -14,9 +14,9 @@
 //! games where the decision is trivial (one legal action, or the random player) move at once.
 
 use crate::elo::{elo_estimate, Wdl};
+use crate::error::EvalError;
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::results::{append_summary, now_secs, MatchSummary};
-use crate::EvalError;
 use engine::record::{write_records_to, GameRecord};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
 use indicatif::{ProgressBar, ProgressStyle};

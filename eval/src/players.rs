@@ -9,8 +9,8 @@
 //!   `@N` the visits come from the config. The network scores leaves ([`net::model::NetEvaluator`]), no
 //!   noise, temperature 0 (the most visited action).
 
+use crate::error::EvalError;
 use crate::results::{PlayerInfo, PlayerKind};
-use crate::EvalError;
 use burn::tensor::Device;
 use engine::playout::random_playout_count;
 use engine::{Action, Game, GameConfig};

@@ -457,11 +457,11 @@ pub fn ratings_svg(t: &RatingTable, title: &str) -> Result<String, String> {
 pub fn update_ratings(
     run: &std::path::Path,
     opts: RatingOptions,
-) -> Result<RatingTable, crate::EvalError> {
+) -> Result<RatingTable, crate::error::EvalError> {
     let rundir = run::RunDir::new(run);
     let dir = rundir.eval();
     if !dir.is_dir() {
-        return Err(crate::EvalError::NoEvalDir { dir });
+        return Err(crate::error::EvalError::NoEvalDir { dir });
     }
     let summaries = crate::results::read_summaries(&dir)?;
     let pairs: Vec<PairResult> = summaries.iter().map(PairResult::from).collect();
@@ -475,7 +475,7 @@ pub fn update_ratings(
             .unwrap_or_default()
     );
     let svg = ratings_svg(&table, &title).map_err(|e| {
-        crate::EvalError::Config(format!("{}: {e}", rundir.ratings_svg().display()))
+        crate::error::EvalError::Config(format!("{}: {e}", rundir.ratings_svg().display()))
     })?;
     crate::results::write_atomic(&rundir.ratings_svg(), &svg)?;
     Ok(table)

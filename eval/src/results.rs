@@ -6,8 +6,8 @@
 //! `kind`, so nothing is counted twice).
 
 use crate::elo::{EloEstimate, Wdl};
+use crate::error::EvalError;
 use crate::sprt::{Sprt, SprtStatus};
-use crate::EvalError;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};

@@ -228,7 +228,7 @@ fn under_the_weak_pie_every_first_stone_wins_for_its_maker() {
 #[test]
 fn a_sample_of_the_side_4_truth_set_checks() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/balance/lifeline-4-endgames");
-    let set = eval::endgames::TruthSet::read(&dir).unwrap();
+    let set = eval::study::endgames::TruthSet::read(&dir).unwrap();
     assert!(
         set.positions.len() >= 150,
         "{} positions",
@@ -250,7 +250,7 @@ fn a_sample_of_the_side_4_truth_set_checks() {
             p.proof, p.winner, checked.positions
         );
     }
-    let score: eval::endgames::Score =
+    let score: eval::study::endgames::Score =
         serde_json::from_str(&std::fs::read_to_string(dir.join("score/score.json")).unwrap())
             .unwrap();
     assert_eq!(score.judged.len(), set.positions.len());

@@ -16,9 +16,9 @@
 use crate::config::FullConfig;
 use crate::looping::{read_iterations, run_loop, IterationRecord, Overrides};
 use anyhow::{Context, Result};
-use eval::balance::Estimate;
 use eval::matches::run_match_once;
 use eval::results::MatchSummary;
+use eval::study::balance::Estimate;
 use eval::{Contestant, RatingOptions};
 use net::model::parse_device;
 use run::RunDir;

@@ -3,7 +3,7 @@
 //! protocol (Go has Sabaki and Lizzie; these games have nothing).
 //!
 //! The page (`page.html`, shipped in the binary) sends each action as one line of the text
-//! protocol of [`crate::protocol`] in `POST /command` and gets `{"ok": bool, "text": …}` back,
+//! protocol of [`crate::serve::protocol`] in `POST /command` and gets `{"ok": bool, "text": …}` back,
 //! so the page and `eval serve` on stdin answer through the same [`Session`]. A plain HTTP/1.1
 //! server on the standard library is enough for one local user: one thread per connection
 //! (browsers open connections they never use, which must not hold up the others), the session
@@ -19,7 +19,7 @@
 //!   must arrive whole within `request_time` (a client feeding a byte at a time cannot keep
 //!   a thread). Bodies come with a `Content-Length` (chunked ones get 411).
 
-use crate::protocol::{Interrupts, Reply, Session};
+use crate::serve::protocol::{Interrupts, Reply, Session};
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,7 +30,7 @@ const PAGE: &str = include_str!("page.html");
 
 /// Longest request head, and longest body (one protocol line) accepted.
 const MAX_HEAD: usize = 16 * 1024;
-const MAX_BODY: usize = crate::protocol::MAX_LINE;
+const MAX_BODY: usize = crate::serve::protocol::MAX_LINE;
 
 /// Connections served at once; more are answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 32;
@@ -224,7 +224,7 @@ fn checked(request: Request) -> Result<Request, Refusal> {
             "403 Forbidden",
             format!(
                 "Host `{}`: this server answers to its address or localhost only",
-                crate::protocol::excerpt(host, 60)
+                crate::serve::protocol::excerpt(host, 60)
             ),
         ));
     }
@@ -234,7 +234,7 @@ fn checked(request: Request) -> Result<Request, Refusal> {
                 "403 Forbidden",
                 format!(
                     "Origin `{}`: only this server's own page may send commands",
-                    crate::protocol::excerpt(origin, 60)
+                    crate::serve::protocol::excerpt(origin, 60)
                 ),
             ));
         }
@@ -293,7 +293,7 @@ fn read_request(stream: &mut TcpStream) -> Result<Option<Request>, Refusal> {
                 length = Some(value.parse::<usize>().map_err(|_| {
                     format!(
                         "bad Content-Length `{}`",
-                        crate::protocol::excerpt(value, 40)
+                        crate::serve::protocol::excerpt(value, 40)
                     )
                 })?)
             }

@@ -4,15 +4,15 @@
 //! Openings are Black's first turn: one stone (weak and komi pie) or a pair of stones (strong
 //! pie). Each is valued by a search from the position after it (the player's own search: its
 //! network, or random rollouts for `mcts:N`) with White's swap excluded, since the value that
-//! decides a swap is the opening's value with the swap declined ([`crate::openings`]); once per
+//! decides a swap is the opening's value with the swap declined ([`crate::study::openings`]); once per
 //! orbit of the board's symmetry group and copied to the rest of the orbit. A cell shows the
 //! value of its stone, or, for pairs, the best and the mean value of the pairs through it.
 
-use crate::balance::{Score, StudyOptions};
-use crate::openings::{first_turns, orbit_key, value_after};
+use crate::error::EvalError;
 use crate::players::Contestant;
 use crate::render::{esc, heat, Geometry};
-use crate::EvalError;
+use crate::study::balance::{Score, StudyOptions};
+use crate::study::openings::{first_turns, orbit_key, value_after};
 use engine::board::Board;
 use engine::{Action, Cell, Game, GameConfig};
 use serde::{Deserialize, Serialize};
@@ -97,7 +97,7 @@ pub fn swap_map(
                             progress: false,
                             ..opts.clone()
                         };
-                        crate::balance::score_after(game, player, &prefix, &opts)
+                        crate::study::balance::score_after(game, player, &prefix, &opts)
                     })
                     .transpose()?;
                 by_orbit.insert(key, (value, checked.clone()));

@@ -25,11 +25,11 @@
 //! certificate before its entry; the same command resumes a killed build where it stopped (the
 //! games are functions of their index, so a game played again is the same game).
 
+use crate::error::EvalError;
 use crate::matches::{play_games, MatchOptions};
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::results::PlayerInfo;
 use crate::score::Estimate;
-use crate::EvalError;
 use engine::dfpn::{Dfpn, StoneOrder};
 use engine::proof::{self, Certificate, Header, FORMAT};
 use engine::solve::Limits;
@@ -294,7 +294,7 @@ fn weights_of(player: &Contestant) -> Option<String> {
 
 /// `eval endgames build`: returns a one-line summary.
 pub fn build(args: &BuildArgs) -> Result<String, EvalError> {
-    let (config, eval) = crate::studies::load_configs(&args.config)?;
+    let (config, eval) = crate::study::studies::load_configs(&args.config)?;
     let base = &config.game;
     let player = Contestant::load(
         &args.player,
@@ -310,10 +310,12 @@ pub fn build(args: &BuildArgs) -> Result<String, EvalError> {
         ));
     }
     let games: Vec<GameConfig> = match base.komi() {
-        Some(_) if !crate::openings::has_swap(base) => crate::studies::parse_komis(&args.komi)?
-            .into_iter()
-            .map(|k| crate::balance::with_komi(base, k))
-            .collect::<Result<_, _>>()?,
+        Some(_) if !crate::study::openings::has_swap(base) => {
+            crate::study::studies::parse_komis(&args.komi)?
+                .into_iter()
+                .map(|k| crate::study::balance::with_komi(base, k))
+                .collect::<Result<_, _>>()?
+        }
         _ => vec![base.clone()],
     };
     run::check_writable(&args.out)?;
@@ -338,7 +340,7 @@ pub fn build(args: &BuildArgs) -> Result<String, EvalError> {
                 seconds_per_position: args.seconds,
                 positions: Vec::new(),
                 unproved: Vec::new(),
-                command: crate::studies::command_line(),
+                command: crate::study::studies::command_line(),
             }
         }
         Err(e) => return Err(e),
@@ -648,7 +650,7 @@ fn judge(
         mover_wins,
         value: result.value as f64,
         // The value head's value is Black's.
-        value_head: crate::practical::value_head(g, player).map(|v| match g.to_move() {
+        value_head: crate::study::practical::value_head(g, player).map(|v| match g.to_move() {
             Player::Black => v,
             Player::White => -v,
         }),
@@ -710,7 +712,7 @@ const INTERVALS: &str = "95% Wilson intervals over the set's positions: they cov
 
 /// `eval endgames score`: returns the Markdown.
 pub fn score(args: &ScoreArgs) -> Result<String, EvalError> {
-    let (config, _) = crate::studies::load_configs(&args.config)?;
+    let (config, _) = crate::study::studies::load_configs(&args.config)?;
     let set = TruthSet::read(&args.set)?;
     let player = Contestant::load_for(
         &args.player,
@@ -752,7 +754,7 @@ pub fn score(args: &ScoreArgs) -> Result<String, EvalError> {
         by_empty,
         judged,
         intervals: INTERVALS.into(),
-        command: crate::studies::command_line(),
+        command: crate::study::studies::command_line(),
     };
     let md = markdown(&score, &set);
     let json = serde_json::to_string_pretty(&score).expect("a score serialises") + "\n";

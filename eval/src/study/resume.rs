@@ -8,7 +8,7 @@
 //! read back instead of played; a piece whose key differs (another option, another build) is
 //! played again. The folder is removed once the study has written its files.
 
-use crate::EvalError;
+use crate::error::EvalError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

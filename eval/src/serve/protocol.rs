@@ -21,7 +21,7 @@
 //! | `showboard` | the position's description (JSON), the player to move, the ply and the result |
 //! | `legal` | every legal action |
 //! | `svg [ownership]` | the position as one SVG ([`crate::render::position_svg`]); `ownership`: with the network's ownership as an overlay |
-//! | `swapmap` | the swap map of the game's openings by the player's own search, as SVG ([`crate::swapmap`]) |
+//! | `swapmap` | the swap map of the game's openings by the player's own search, as SVG ([`crate::study::swapmap`]) |
 //! | `result` | `black`, `white`, `draw` with the reason, or `none` |
 //! | `visits [N]` | visits (playouts for `mcts:N`) per search; without N, the current number |
 //! | `time_per_move SECONDS` | search each decision for that long instead (0: back to visits; at most 600) |
@@ -503,7 +503,7 @@ impl Session {
         if matches!(self.player.brain, Brain::Random) {
             return Err("the random player has no values: serve mcts:N or a network".into());
         }
-        let opts = crate::balance::StudyOptions {
+        let opts = crate::study::balance::StudyOptions {
             games: 0,
             sample_plies: 0,
             games_in_flight: 1,
@@ -511,11 +511,12 @@ impl Session {
             progress: false,
             ..Default::default()
         };
-        let map =
-            crate::swapmap::swap_map(&self.game, &self.player, 0, &opts, &|| self.interrupted())
-                .map_err(|e| e.to_string())?;
+        let map = crate::study::swapmap::swap_map(&self.game, &self.player, 0, &opts, &|| {
+            self.interrupted()
+        })
+        .map_err(|e| e.to_string())?;
         let board = self.history[0].board();
-        Ok(crate::swapmap::swap_map_svg(board, &map).replace('\n', ""))
+        Ok(crate::study::swapmap::swap_map_svg(board, &map).replace('\n', ""))
     }
 
     /// The player's search of `g` with the session's visits (or time), and whether an

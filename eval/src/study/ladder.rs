@@ -5,8 +5,8 @@
 //! deterministic figure is its own interval) and, with three rungs or more, it did not move the
 //! same way over both of the last two steps. With one rung nothing can be said.
 
-use crate::balance::FairKomi;
 use crate::score::Score;
+use crate::study::balance::FairKomi;
 use serde::{Deserialize, Serialize};
 
 /// One rung's value of a figure.
@@ -40,7 +40,7 @@ impl Rung {
     /// Black's best of a study. Under a pie, from single deterministic games it is min(p, 1 −
     /// p) of one game: 0 for every deterministic player, a network with random weights
     /// included, so it is `n/a` rather than a figure that converges.
-    pub fn of_best(player: &str, best: &crate::openings::BestOpening) -> Rung {
+    pub fn of_best(player: &str, best: &crate::study::openings::BestOpening) -> Rung {
         Rung {
             not_applicable: best.pie && best.black.deterministic(),
             ..Rung::of_score(player, &best.black)

@@ -10,10 +10,10 @@
 //! without a pie the highest score, with one the most balanced class, since White answers an
 //! opening better than even by swapping it (a score p for the opener becomes min(p, 1 - p)).
 
+use crate::error::EvalError;
 use crate::matches::{play_games, progress_bar, MatchOptions};
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::score::Score;
-use crate::EvalError;
 use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
 use net::model::NetEvaluator;
@@ -157,7 +157,7 @@ pub struct StudyOptions {
     pub seed: u64,
     pub progress: bool,
     /// Where finished pieces are kept for a study run again after a stop
-    /// ([`crate::resume`]); none: nothing kept.
+    /// ([`crate::study::resume`]); none: nothing kept.
     pub resume: Option<std::path::PathBuf>,
 }
 
@@ -337,7 +337,7 @@ fn reply_bounds(pie: bool, (lo, hi): (f64, f64)) -> (f64, f64) {
 }
 
 /// Everything that decides a best opening: a study run again finds it kept under this key
-/// ([`crate::resume`]).
+/// ([`crate::study::resume`]).
 #[derive(Serialize)]
 struct OpeningKey<'a> {
     game: &'a GameConfig,
@@ -378,7 +378,7 @@ pub fn best_opening(
         games_in_flight: opts.games_in_flight,
         seed: opts.seed,
     };
-    crate::resume::remembered(opts.resume.as_deref(), &key, || {
+    crate::study::resume::remembered(opts.resume.as_deref(), &key, || {
         play_best_opening(game, player, opts)
     })
 }

@@ -8,19 +8,19 @@
 //! code follows them; the constants below are the margins written there.
 //!
 //! What it trusts: the rules (engine), the player's search, and, for the solver's columns,
-//! [`crate::exact`]. What it does not trust: a single deterministic game (one distinct game
+//! [`crate::study::exact`]. What it does not trust: a single deterministic game (one distinct game
 //! always gets a wide Wilson interval, so it decides no category), a player that has not
 //! beaten its anchors (every verdict is `n/a`), and one player's figures (convergence needs
 //! three reference players).
 
-use crate::balance::with_komi;
 use crate::elo::{elo_estimate, Wdl};
+use crate::error::EvalError;
 use crate::matches::{play_games, progress_bar, run_match, MatchOptions, MatchOutput};
-use crate::openings::{classes, distinct, has_swap, played, turn_name, value_after, Played};
 use crate::players::{Brain, Contestant};
 use crate::score::Estimate;
 use crate::sprt::{Decision, Sprt};
-use crate::EvalError;
+use crate::study::balance::with_komi;
+use crate::study::openings::{classes, distinct, has_swap, played, turn_name, value_after, Played};
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -293,7 +293,7 @@ fn measure(
         seed,
         opts,
     };
-    crate::resume::remembered(opts.resume.as_deref(), &piece, || {
+    crate::study::resume::remembered(opts.resume.as_deref(), &piece, || {
         let prefix: Vec<Action> = key.iter().map(|&c| Action::Cell(c)).collect();
         let mut after = start.clone();
         prefix.iter().for_each(|&a| after.apply(a));
@@ -890,7 +890,7 @@ pub fn study(
         in_all = n;
         if let Some(wins) = solved(g.komi().filter(|_| games.len() > 1))? {
             for c in &mut measured {
-                let key = crate::openings::class_of(&board, c.opening.split('+'));
+                let key = crate::study::openings::class_of(&board, c.opening.split('+'));
                 c.exact_win = Some(key.is_some_and(|k| wins.contains(&k)));
             }
         }
@@ -1068,9 +1068,9 @@ const INTERVALS: &str = "95%. A class's win rate has a Wilson interval over its 
 /// Run the study for every player and write `practical.json`, `.md` and `.svg` in `--out`;
 /// returns the Markdown.
 pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
-    let (config, eval) = crate::studies::load_configs(&args.config)?;
+    let (config, eval) = crate::study::studies::load_configs(&args.config)?;
     let game = &config.game;
-    let komis = crate::studies::parse_komis(&args.komi)?;
+    let komis = crate::study::studies::parse_komis(&args.komi)?;
     let komi_pie = game.komi().is_some() && !has_swap(game);
     if komi_pie {
         komis
@@ -1107,7 +1107,7 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
         games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
         seed: args.seed,
         progress: true,
-        resume: Some(crate::resume::pieces_dir(&args.out)),
+        resume: Some(crate::study::resume::pieces_dir(&args.out)),
     };
     opts.validate()?;
     let exact = exact_solver(game, args)?;
@@ -1118,7 +1118,7 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
         .collect::<Result<Vec<_>, _>>()?;
     let converged = converged(&studies, komi_pie);
     let md = markdown(&studies, &converged);
-    let command = crate::studies::command_line();
+    let command = crate::study::studies::command_line();
     let json = serde_json::json!({
         "study": "practical",
         "definitions": "docs/studies.md, Practical balance: definitions",
@@ -1132,7 +1132,7 @@ pub fn run(args: &PracticalArgs) -> Result<String, EvalError> {
     run::write_atomic(&args.out.join("practical.json"), text.as_bytes())?;
     run::write_atomic(&args.out.join("practical.svg"), svg(&studies).as_bytes())?;
     run::write_atomic(&args.out.join("practical.md"), md.as_bytes())?;
-    crate::resume::forget(&args.out);
+    crate::study::resume::forget(&args.out);
     Ok(md)
 }
 
@@ -1170,7 +1170,7 @@ fn exact_solver(game: &GameConfig, args: &PracticalArgs) -> Result<Box<Solver>, 
         .board()
         .clone();
     Ok(Box::new(move |komi: Option<u32>| {
-        let row = crate::exact::solve_lifeline(
+        let row = crate::study::exact::solve_lifeline(
             &base,
             base.size,
             base.balance,
@@ -1192,7 +1192,7 @@ fn exact_solver(game: &GameConfig, args: &PracticalArgs) -> Result<Box<Solver>, 
         turns
             .iter()
             .map(|t| {
-                crate::openings::class_of(&board, t.split('+')).ok_or_else(|| {
+                crate::study::openings::class_of(&board, t.split('+')).ok_or_else(|| {
                     EvalError::Config(format!("solver turn `{t}`: not cells of the board"))
                 })
             })
@@ -1248,7 +1248,7 @@ fn read_summary(
     };
     wins.iter()
         .map(|t| {
-            crate::openings::class_of(&board, t.split('+'))
+            crate::study::openings::class_of(&board, t.split('+'))
                 .ok_or_else(|| bad(format!("`{t}` is not a turn of the board")))
         })
         .collect()

@@ -7,7 +7,7 @@
 //!
 //! A study measures what the first player can achieve, not the average of the games a player
 //! happens to reach: Black's first turn and White's swap are decisions, so each class of first
-//! turns is valued and played out on its own ([`crate::openings`]) and Black takes the best,
+//! turns is valued and played out on its own ([`crate::study::openings`]) and Black takes the best,
 //! after White's best reply. Sampling (for variety) starts after those decisions.
 //!
 //! - [`first_player`]: Black's best, and the score reached from the empty board (with the swap
@@ -20,16 +20,16 @@
 //! Intervals are 95% and count distinct games ([`Score`]); the fair komi's comes from the
 //! delta method (approximate: it assumes the logistic model). They cover the sampling noise of
 //! the players' games, not their mistakes: balance depends on the players' strength, so every
-//! study takes a ladder of players and says whether its figures converged ([`crate::ladder`]).
+//! study takes a ladder of players and says whether its figures converged ([`crate::study::ladder`]).
 
-use crate::openings::distinct;
-pub use crate::openings::StudyOptions;
-use crate::openings::{
-    best_opening, games_per_class, has_swap, play_study, BestOpening, OpeningClass, Played,
-};
+use crate::error::EvalError;
 use crate::players::Contestant;
 pub use crate::score::{Estimate, Score, Z95};
-use crate::EvalError;
+use crate::study::openings::distinct;
+pub use crate::study::openings::StudyOptions;
+use crate::study::openings::{
+    best_opening, games_per_class, has_swap, play_study, BestOpening, OpeningClass, Played,
+};
 use engine::GameConfig;
 use serde::{Deserialize, Serialize};
 
@@ -70,7 +70,7 @@ fn reached(game: &GameConfig, games: &[Played]) -> Reached {
         let (swapped, kept): (Vec<&Played>, Vec<&Played>) = games.iter().partition(|g| g.swapped);
         let part = |part: Vec<&Played>| {
             let owned: Vec<Played> = part.into_iter().cloned().collect();
-            (!owned.is_empty()).then(|| crate::openings::score_of(&owned))
+            (!owned.is_empty()).then(|| crate::study::openings::score_of(&owned))
         };
         SwapFigures {
             rate: Score::of_values(&distinct(games, |g| g.swapped as u8 as f64), n),
@@ -113,7 +113,7 @@ pub fn score_after(
     prefix: &[engine::Action],
     opts: &StudyOptions,
 ) -> Result<Score, EvalError> {
-    Ok(crate::openings::score_of(&play_study(
+    Ok(crate::study::openings::score_of(&play_study(
         game,
         player,
         prefix,
@@ -419,7 +419,7 @@ pub fn komi_study(
         fair_komi: fair_komi(&points, fitted.map(|f| f.1)),
         points,
         fit: fitted.map(|f| f.0),
-        sampling: crate::openings::sampling_note(opts, false),
+        sampling: crate::study::openings::sampling_note(opts, false),
     })
 }
 

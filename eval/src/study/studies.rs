@@ -1,14 +1,14 @@
-//! `eval balance <study>`: runs a balance study ([`crate::balance`]) for every player given and
+//! `eval balance <study>`: runs a balance study ([`crate::study::balance`]) for every player given and
 //! writes `OUT/<study>.json`, `OUT/<study>.svg` and `OUT/<study>.md`, each with the command
 //! that made it.
 
-use crate::balance::{self, FirstPlayer, KomiCurve, PieRow, Score, StudyOptions};
-use crate::exact::ExactRow;
-use crate::ladder::{self, Rung};
-use crate::openings::class_of;
+use crate::error::EvalError;
 use crate::players::Contestant;
-use crate::swapmap::SwapMap;
-use crate::EvalError;
+use crate::study::balance::{self, FirstPlayer, KomiCurve, PieRow, Score, StudyOptions};
+use crate::study::exact::ExactRow;
+use crate::study::ladder::{self, Rung};
+use crate::study::openings::class_of;
+use crate::study::swapmap::SwapMap;
 use engine::board::Board;
 use engine::{Game, GameConfig};
 use selfplay::config::RunConfig;
@@ -98,7 +98,7 @@ pub enum Study {
     /// pooled komi model with bootstrap intervals, the value head beside the games, verdicts.
     Practical {
         #[command(flatten)]
-        args: crate::practical::PracticalArgs,
+        args: crate::study::practical::PracticalArgs,
     },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
@@ -287,7 +287,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
         games_in_flight: args.games_in_flight.unwrap_or(eval.games_in_flight).max(1),
         seed: args.seed,
         progress: true,
-        resume: Some(crate::resume::pieces_dir(&args.out)),
+        resume: Some(crate::study::resume::pieces_dir(&args.out)),
     };
     run::check_writable(&args.out)?;
     Ok(Loaded { run, players, opts })
@@ -296,7 +296,7 @@ fn load_players(args: &StudyArgs, any_game: bool) -> Result<Loaded, EvalError> {
 /// Run a study and write its files; returns the Markdown summary.
 pub fn run(study: &Study) -> Result<String, EvalError> {
     match study {
-        Study::Practical { args } => crate::practical::run(args),
+        Study::Practical { args } => crate::study::practical::run(args),
         Study::FirstPlayer { args } => {
             let l = load(args)?;
             let results = l
@@ -363,7 +363,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 .players
                 .iter()
                 .map(|p| {
-                    crate::swapmap::swap_map(
+                    crate::study::swapmap::swap_map(
                         &l.run.game,
                         p,
                         *check_games,
@@ -388,7 +388,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
             let ladder = vec![swap_convergence(&maps)];
             let svg = side_by_side(
                 maps.iter()
-                    .map(|m| crate::swapmap::swap_map_svg(&board, m))
+                    .map(|m| crate::study::swapmap::swap_map_svg(&board, m))
                     .collect(),
             );
             write(
@@ -397,7 +397,7 @@ pub fn run(study: &Study) -> Result<String, EvalError> {
                 serde_json::json!({
                     "maps": maps,
                     "convergence": ladder,
-                    "exact_swap": exact.as_ref().map(|e| e.iter().map(|k| crate::openings::turn_name(&board, k)).collect::<Vec<_>>()),
+                    "exact_swap": exact.as_ref().map(|e| e.iter().map(|k| crate::study::openings::turn_name(&board, k)).collect::<Vec<_>>()),
                     "agrees_with_exact": agreement,
                 }),
                 &svg,
@@ -603,8 +603,14 @@ fn exact_of(game: &GameConfig, args: &StudyArgs) -> Result<Option<ExactRow>, Eva
         game.label(),
         args.exact_seconds
     );
-    let row = crate::exact::solve_lifeline(o, o.size, o.balance, o.komi as u32, args.exact_seconds)
-        .map_err(EvalError::Config)?;
+    let row = crate::study::exact::solve_lifeline(
+        o,
+        o.size,
+        o.balance,
+        o.komi as u32,
+        args.exact_seconds,
+    )
+    .map_err(EvalError::Config)?;
     eprintln!(
         "exact: {}: Black {} ({:.1} s)",
         game.label(),
@@ -647,7 +653,7 @@ fn solve_exact(
     sides: &[usize],
     komis: &[u32],
     seconds: f64,
-) -> Result<Vec<crate::exact::ExactRow>, EvalError> {
+) -> Result<Vec<crate::study::exact::ExactRow>, EvalError> {
     if sides.is_empty() {
         return Ok(Vec::new());
     }
@@ -657,7 +663,7 @@ fn solve_exact(
             .expect("valid template"),
     );
     bar.set_message("(exact values)");
-    let rows = crate::exact::exact_rows(base, sides, komis, seconds, |r| {
+    let rows = crate::study::exact::exact_rows(base, sides, komis, seconds, |r| {
         // Printed whether or not the bar is drawn (it is not when stderr is no terminal).
         bar.suspend(|| {
             eprintln!(
@@ -676,7 +682,7 @@ fn solve_exact(
     Ok(rows)
 }
 
-fn exact_md(rows: &[crate::exact::ExactRow]) -> String {
+fn exact_md(rows: &[crate::study::exact::ExactRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -733,7 +739,7 @@ fn write(
     run::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
     run::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
     // Every figure is in the files now: the pieces kept for a resume are not needed.
-    crate::resume::forget(out);
+    crate::study::resume::forget(out);
     Ok(md)
 }
 
@@ -765,7 +771,7 @@ Each opening is valued for the player who made it with White's swap declined; Wh
 |---|---|---|---|---|---|
 ");
     for (m, agree) in maps.iter().zip(agreement) {
-        let mut best: Vec<&crate::swapmap::Opening> = m.openings.iter().collect();
+        let mut best: Vec<&crate::study::swapmap::Opening> = m.openings.iter().collect();
         best.sort_by(|a, b| b.value.total_cmp(&a.value));
         let top = best
             .iter()

@@ -4,7 +4,7 @@
 //! promising children is searched first ([`engine::dfpn::MoveOrder`]), never what counts as
 //! proved. It lives here because the engine knows nothing of networks.
 
-use crate::EvalError;
+use crate::error::EvalError;
 use engine::dfpn::{MoveOrder, StoneOrder};
 use engine::game::{Action, Game};
 use engine::games::{AnyGame, GameConfig};
