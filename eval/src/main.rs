@@ -26,32 +26,7 @@ struct Cli {
 enum Command {
     /// Play a match between two players: random, mcts:N, or a checkpoint directory with an
     /// optional visit count (runs/x/models/000120@64, runs/x/models/best).
-    Match {
-        a: String,
-        b: String,
-        #[arg(long, default_value_t = 20)]
-        games: usize,
-        /// Run config (game, [search] for default visits, [eval] for openings and games in flight).
-        #[arg(long)]
-        config: PathBuf,
-        /// Run directory: games to RUN/eval/games-*.jsonl, the summary appended to RUN/eval/matches.jsonl.
-        #[arg(long)]
-        run: Option<PathBuf>,
-        /// Write the game records here (instead of, or besides, the run directory).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Random plies before each pair of games (default: [eval] opening_plies).
-        #[arg(long)]
-        opening_plies: Option<u32>,
-        /// Games played at once (default: [eval] games_in_flight).
-        #[arg(long)]
-        games_in_flight: Option<usize>,
-        /// Device of the networks: cpu, or cuda[:N] in a build with the cuda feature.
-        #[arg(long, default_value = "cpu", value_parser = parse_device)]
-        device: Device,
-    },
+    Match(MatchArgs),
     /// Maximum-likelihood Elo of every player in RUN/eval (random = 0), with 95% intervals:
     /// a table, RUN/eval/ratings.json and RUN/eval/ratings.svg.
     Ratings {
@@ -72,24 +47,7 @@ enum Command {
     /// stopped. A match already in the run's results is never played again.
     Rate(JudgeRole),
     /// Gate a candidate against the best model with an SPRT ([eval] of the config).
-    Gate {
-        #[arg(long)]
-        config: PathBuf,
-        #[arg(long)]
-        run: PathBuf,
-        #[arg(long)]
-        candidate: String,
-        /// Default: RUN/models/best.
-        #[arg(long)]
-        best: Option<String>,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        #[arg(long, default_value = "cpu", value_parser = parse_device)]
-        device: Device,
-        /// If the candidate (a checkpoint) is promoted, point RUN/models/best at it.
-        #[arg(long)]
-        promote: bool,
-    },
+    Gate(GateArgs),
     /// Answer a client on stdin/stdout with a GTP-like line protocol (`list_commands`; see
     /// docs/protocol.md): moves, analyses and positions from a network or mcts:N.
     Serve {
@@ -155,6 +113,57 @@ enum Command {
     },
 }
 
+// `eval match`'s arguments (a plain comment: clap would take a doc comment as the command's
+// help, which the variant's gives).
+#[derive(clap::Args)]
+struct MatchArgs {
+    a: String,
+    b: String,
+    #[arg(long, default_value_t = 20)]
+    games: usize,
+    /// Run config (game, [search] for default visits, [eval] for openings and games in flight).
+    #[arg(long)]
+    config: PathBuf,
+    /// Run directory: games to RUN/eval/games-*.jsonl, the summary appended to RUN/eval/matches.jsonl.
+    #[arg(long)]
+    run: Option<PathBuf>,
+    /// Write the game records here (instead of, or besides, the run directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Random plies before each pair of games (default: [eval] opening_plies).
+    #[arg(long)]
+    opening_plies: Option<u32>,
+    /// Games played at once (default: [eval] games_in_flight).
+    #[arg(long)]
+    games_in_flight: Option<usize>,
+    /// Device of the networks: cpu, or cuda[:N] in a build with the cuda feature.
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: Device,
+}
+
+// `eval gate`'s arguments.
+#[derive(clap::Args)]
+struct GateArgs {
+    #[arg(long)]
+    config: PathBuf,
+    #[arg(long)]
+    run: PathBuf,
+    #[arg(long)]
+    candidate: String,
+    /// Default: RUN/models/best.
+    #[arg(long)]
+    best: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: Device,
+    /// If the candidate (a checkpoint) is promoted, point RUN/models/best at it.
+    #[arg(long)]
+    promote: bool,
+}
+
 /// What the roles that judge checkpoints in the background (gatekeeper, rater) are given.
 #[derive(clap::Args)]
 struct JudgeRole {
@@ -171,28 +180,37 @@ struct JudgeRole {
 }
 
 impl JudgeRole {
-    /// Run `role`, which holds `locks`, on the run (through its mirror where it lives in a
-    /// bucket).
+    /// Open the run for `role` through the one door ([`run::Session`]), its config checked to
+    /// play the run's game before the run is entered, and run `body` on it.
     fn run(
         self,
-        role: fn(&Path, &RunDir, bool, &Device) -> Result<()>,
-        locks: &[run::Role],
+        role: run::Role,
+        body: fn(&run::Session, eval::Judging, bool) -> Result<()>,
     ) -> Result<()> {
-        let run = self.run.open(run::store::Pulls::Everything, locks)?;
-        run.name_objects(role(
+        let opening = self.run.open_role(role, &self.config)?;
+        let judging = opening.name_objects(judging_of(
+            opening.text(),
             &self.config,
-            &run.run_dir(),
-            self.follow,
+            opening.run().root(),
             &self.device,
         ))?;
-        Ok(run.finish()?)
+        let session = opening.enter()?;
+        session.name_objects(body(&session, judging, self.follow))?;
+        Ok(session.finish()?)
     }
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
-    let rc = RunConfig::load(path).map_err(anyhow::Error::msg)?;
-    let ec = EvalConfig::from_table(&rc.table)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_config(&text, path)
+}
+
+/// The run and `[eval]` tables of config `text`, read from `path` (what errors name).
+fn parse_config(text: &str, path: &Path) -> Result<(RunConfig, EvalConfig)> {
+    let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
+    let rc = RunConfig::parse(text).map_err(named)?;
+    let ec = EvalConfig::from_table(&rc.table).map_err(named)?;
     Ok((rc, ec))
 }
 
@@ -236,66 +254,7 @@ fn main() -> Result<()> {
         run::install_stop_handler();
     }
     match command {
-        Command::Match {
-            a,
-            b,
-            games,
-            config,
-            run,
-            out,
-            seed,
-            opening_plies,
-            games_in_flight,
-            device,
-        } => {
-            let (rc, ec) = load_config(&config)?;
-            if let Some(r) = &run {
-                check_run_game(r, &rc, &config)?;
-            }
-            let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &device)
-                .context("player A")?;
-            let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &device)
-                .context("player B")?;
-            if games == 0 {
-                bail!("--games must be at least 1");
-            }
-            if opening_plies.is_some_and(|n| n > eval::config::MAX_OPENING_PLIES) {
-                bail!(
-                    "--opening-plies must be at most {} (as eval.opening_plies)",
-                    eval::config::MAX_OPENING_PLIES
-                );
-            }
-            let opts = MatchOptions {
-                games,
-                opening_plies: opening_plies.unwrap_or(ec.opening_plies),
-                games_in_flight: games_in_flight.unwrap_or(ec.games_in_flight).max(1),
-                seed,
-                progress: true,
-                sample_plies: 0,
-                prefix: Vec::new(),
-                ..Default::default()
-            };
-            let mut output = match &run {
-                Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),
-                None => MatchOutput::default(),
-            };
-            if out.is_some() {
-                output.games_file = out;
-            }
-            let s = eval::run_match(&rc.game, &pa, &pb, &opts, &output)?;
-            println!("{}", eval::matches::describe(&s));
-            println!("{}", serde_json::to_string(&s)?);
-            if let Some(p) = &output.games_file {
-                println!("games: {}", p.display());
-            }
-            if let Some(r) = &run {
-                println!(
-                    "summary appended to {}",
-                    eval::results::matches_file(r).display()
-                );
-                refresh_ratings(r);
-            }
-        }
+        Command::Match(args) => play_match(args)?,
         Command::Ratings { run, prior_draws } => {
             if prior_draws.is_nan() || prior_draws < 0.0 {
                 bail!("--prior-draws must not be negative");
@@ -314,65 +273,9 @@ fn main() -> Result<()> {
                 RunDir::new(&run).ratings_svg().display()
             );
         }
-        Command::Gate {
-            config,
-            run,
-            candidate,
-            best,
-            seed,
-            device,
-            promote,
-        } => {
-            let mut judging = judging(&config, &run, &device)?;
-            judging.progress = true;
-            let ec = judging.eval.clone();
-            let rundir = RunDir::new(&run);
-            // Only one process may move a run's best pointer at a time.
-            let _gate_lock = promote.then(|| rundir.lock(run::Role::Gate)).transpose()?;
-            if let (true, PlayerSpec::Checkpoint { path, .. }) =
-                (promote, PlayerSpec::parse(&candidate)?)
-            {
-                // Refused before the games: a promotion could not be written anyway.
-                rundir
-                    .owned_checkpoint(&resolve_checkpoint(&path)?)
-                    .context("--promote")?;
-            }
-            let gatekeeper = eval::Gatekeeper::new(judging);
-            let best = best.unwrap_or_else(|| rundir.best_pointer().display().to_string());
-            let pc = gatekeeper.player(&candidate).context("candidate")?;
-            let pb = gatekeeper.player(&best).context("best")?;
-            let g = gatekeeper.play(&run, &pc, &pb, seed)?;
-            println!("{}", eval::matches::describe(&g.summary));
-            println!(
-                "SPRT elo0 {} elo1 {} alpha {} beta {}: LLR {:.3} in [{:.3}, {:.3}] -> {:?} (decided by {})",
-                ec.elo0, ec.elo1, ec.alpha, ec.beta, g.status.llr, g.status.lower, g.status.upper, g.status.decision, g.decided_by
-            );
-            println!(
-                "{}",
-                if g.promoted {
-                    "candidate PROMOTED"
-                } else {
-                    "candidate rejected"
-                }
-            );
-            if g.promoted && promote {
-                match PlayerSpec::parse(&candidate)? {
-                    PlayerSpec::Checkpoint { path, .. } => {
-                        let dir = resolve_checkpoint(&path)?;
-                        eval::judge::promote(&rundir, &dir, None)?;
-                        println!(
-                            "{} now points at {}",
-                            rundir.best_pointer().display(),
-                            dir.display()
-                        );
-                    }
-                    _ => println!("the candidate is not a checkpoint: no best pointer written"),
-                }
-            }
-            refresh_ratings(&run);
-        }
-        Command::Gatekeeper(role) => role.run(gatekeeper, &[run::Role::Gate])?,
-        Command::Rate(role) => role.run(rate, &[])?,
+        Command::Gate(args) => gate(args)?,
+        Command::Gatekeeper(role) => role.run(run::Role::Gatekeeper, gatekeeper)?,
+        Command::Rate(role) => role.run(run::Role::Rater, rate)?,
         Command::Serve {
             model,
             config,
@@ -533,21 +436,145 @@ fn render(input: &Path, out: &Path, index: usize) -> Result<()> {
     Ok(())
 }
 
+/// `eval match`: a match between two players, into a run's results or a file.
+fn play_match(args: MatchArgs) -> Result<()> {
+    let MatchArgs {
+        a,
+        b,
+        games,
+        config,
+        run,
+        out,
+        seed,
+        opening_plies,
+        games_in_flight,
+        device,
+    } = args;
+    let (rc, ec) = load_config(&config)?;
+    if let Some(r) = &run {
+        check_run_game(r, &rc, &config)?;
+    }
+    let pa = Contestant::load(&a, &rc.game, &rc.search, rc.search.visits, &device)
+        .context("player A")?;
+    let pb = Contestant::load(&b, &rc.game, &rc.search, rc.search.visits, &device)
+        .context("player B")?;
+    if games == 0 {
+        bail!("--games must be at least 1");
+    }
+    if opening_plies.is_some_and(|n| n > eval::config::MAX_OPENING_PLIES) {
+        bail!(
+            "--opening-plies must be at most {} (as eval.opening_plies)",
+            eval::config::MAX_OPENING_PLIES
+        );
+    }
+    let opts = MatchOptions {
+        games,
+        opening_plies: opening_plies.unwrap_or(ec.opening_plies),
+        games_in_flight: games_in_flight.unwrap_or(ec.games_in_flight).max(1),
+        seed,
+        progress: true,
+        sample_plies: 0,
+        prefix: Vec::new(),
+        ..Default::default()
+    };
+    let mut output = match &run {
+        Some(r) => MatchOutput::in_run(r, &pa, &pb, ""),
+        None => MatchOutput::default(),
+    };
+    if out.is_some() {
+        output.games_file = out;
+    }
+    let s = eval::run_match(&rc.game, &pa, &pb, &opts, &output)?;
+    println!("{}", eval::matches::describe(&s));
+    println!("{}", serde_json::to_string(&s)?);
+    if let Some(p) = &output.games_file {
+        println!("games: {}", p.display());
+    }
+    if let Some(r) = &run {
+        println!(
+            "summary appended to {}",
+            eval::results::matches_file(r).display()
+        );
+        refresh_ratings(r);
+    }
+
+    Ok(())
+}
+
+/// `eval gate`: a candidate gated against the best through the gatekeeper, promoted on a pass
+/// when asked.
+fn gate(args: GateArgs) -> Result<()> {
+    let GateArgs {
+        config,
+        run,
+        candidate,
+        best,
+        seed,
+        device,
+        promote,
+    } = args;
+    let mut judging = judging(&config, &run, &device)?;
+    judging.progress = true;
+    let ec = judging.eval.clone();
+    let rundir = RunDir::new(&run);
+    // Only one process may move a run's best pointer at a time.
+    let _gate_lock = promote.then(|| rundir.lock(run::Lock::Gate)).transpose()?;
+    if let (true, PlayerSpec::Checkpoint { path, .. }) = (promote, PlayerSpec::parse(&candidate)?) {
+        // Refused before the games: a promotion could not be written anyway.
+        rundir
+            .owned_checkpoint(&resolve_checkpoint(&path)?)
+            .context("--promote")?;
+    }
+    let gatekeeper = eval::Gatekeeper::new(judging);
+    let best = best.unwrap_or_else(|| rundir.best_pointer().display().to_string());
+    let pc = gatekeeper.player(&candidate).context("candidate")?;
+    let pb = gatekeeper.player(&best).context("best")?;
+    let g = gatekeeper.play(&run, &pc, &pb, seed)?;
+    println!("{}", eval::matches::describe(&g.summary));
+    println!(
+        "SPRT elo0 {} elo1 {} alpha {} beta {}: LLR {:.3} in [{:.3}, {:.3}] -> {:?} (decided by {})",
+        ec.elo0, ec.elo1, ec.alpha, ec.beta, g.status.llr, g.status.lower, g.status.upper, g.status.decision, g.decided_by
+    );
+    println!(
+        "{}",
+        if g.promoted {
+            "candidate PROMOTED"
+        } else {
+            "candidate rejected"
+        }
+    );
+    if g.promoted && promote {
+        match PlayerSpec::parse(&candidate)? {
+            PlayerSpec::Checkpoint { path, .. } => {
+                let dir = resolve_checkpoint(&path)?;
+                eval::judge::promote(&rundir, &dir, None)?;
+                println!(
+                    "{} now points at {}",
+                    rundir.best_pointer().display(),
+                    dir.display()
+                );
+            }
+            _ => println!("the candidate is not a checkpoint: no best pointer written"),
+        }
+    }
+    refresh_ratings(&run);
+
+    Ok(())
+}
+
 /// `eval gatekeeper`: see the command's help.
-fn gatekeeper(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Result<()> {
-    let judging = judging(config, run.root(), device)?;
-    let role = run.lock(run::Role::Gate)?;
-    let _log = run::logging::init("gatekeeper");
+fn gatekeeper(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<()> {
     let gatekeeper = eval::Gatekeeper::new(judging);
     loop {
-        anyhow::ensure!(
-            !role.lost(),
-            "another gatekeeper ({}) took the run's `gate` role over (this one stalled past its \
-             lease, or its lease was removed): it goes on, this one stops",
-            role.holder_now().as_deref().unwrap_or("holder unknown")
-        );
-        gatekeeper.step(run)?;
-        if !follow || run::stop_requested() {
+        if let Some(held) = session.lost() {
+            bail!(
+                "another gatekeeper ({}) took the run's `gate` role over (this one stalled past \
+                 its lease, or its lease was removed): it goes on, this one stops",
+                held.holder_now().as_deref().unwrap_or("holder unknown")
+            );
+        }
+        gatekeeper.step(session.run())?;
+        if !follow || session.stop().requested() {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_secs(1));
@@ -555,16 +582,16 @@ fn gatekeeper(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Res
 }
 
 /// `eval rate`: every checkpoint of the run against the rating baselines, once.
-fn rate(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Result<()> {
-    let rater = eval::Rater::new(judging(config, run.root(), device)?)
-        .with_context(|| config.display().to_string())?;
-    let _log = run::logging::init("rater");
+fn rate(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<()> {
+    let rater =
+        eval::Rater::new(judging).with_context(|| session.config().display().to_string())?;
+    let (run, stop) = (session.run(), session.stop());
     loop {
-        let rated = rater.rate_all(run, run::stop_requested)?;
+        let rated = rater.rate_all(run, || stop.requested())?;
         if rated > 0 || !follow {
             refresh_ratings(run.root());
         }
-        if !follow || run::stop_requested() {
+        if !follow || stop.requested() {
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_secs(2));
@@ -574,7 +601,14 @@ fn rate(config: &Path, run: &RunDir, follow: bool, device: &Device) -> Result<()
 /// What the judging roles of the run at `run` play with, from `config` (which must be a config
 /// of the run's game) and `device`.
 fn judging(config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> {
-    let (rc, ec) = load_config(config)?;
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    judging_of(&text, config, run, device)
+}
+
+/// [`judging`] of config `text`, read from `config`.
+fn judging_of(text: &str, config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> {
+    let (rc, ec) = parse_config(text, config)?;
     check_run_game(run, &rc, config)?;
     Ok(eval::Judging {
         game: rc.game,

@@ -15,7 +15,8 @@ fuzz_target!(|data: &[u8]| {
         r#"{"game":"lifeline","options":{"size":3,"balance":"komi","komi":3}}"#,
     )
     .expect("the session's game");
-    let Ok(mut session) = eval::serve::protocol::Session::new(game, eval::Contestant::random(), 1) else {
+    let Ok(mut session) = eval::serve::protocol::Session::new(game, eval::Contestant::random(), 1)
+    else {
         return;
     };
     for line in text.lines() {

@@ -216,23 +216,75 @@ pub fn io_err(path: &Path, e: impl Into<Box<dyn std::error::Error + Send + Sync>
     }
 }
 
-/// The device named on a command line: `cpu` (burn's flex backend, the fastest measured on
-/// these machines) or `cuda[:N]` (builds with the `cuda` feature).
-pub fn parse_device(name: &str) -> Result<Device, ModelError> {
-    match name {
-        "cpu" | "flex" => Ok(Device::flex()),
-        #[cfg(feature = "cuda")]
-        n if n == "cuda" || n.starts_with("cuda:") => {
-            let index = n
+/// A device by name, the one grammar of every command line and config: `cpu` (or `flex`,
+/// burn's CPU backend, the fastest measured on these machines), `cuda` or `cuda:N`. Naming a
+/// GPU is valid in any build (a config meant for a GPU stays valid on a CPU-only machine);
+/// [`DeviceName::device`] refuses it where the build has no `cuda` feature or the machine no
+/// driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceName {
+    Cpu,
+    Cuda(usize),
+}
+
+impl std::str::FromStr for DeviceName {
+    type Err = ModelError;
+
+    fn from_str(name: &str) -> Result<DeviceName, ModelError> {
+        match name {
+            "cpu" | "flex" => Ok(DeviceName::Cpu),
+            "cuda" => Ok(DeviceName::Cuda(0)),
+            n => n
                 .strip_prefix("cuda:")
-                .map(str::parse::<usize>)
-                .unwrap_or(Ok(0));
-            let index = index.map_err(|_| ModelError::Device(name.into()))?;
-            cuda_driver(CUDA_DRIVER)?;
-            Ok(Device::cuda(index))
+                .and_then(|i| i.parse().ok())
+                .map(DeviceName::Cuda)
+                .ok_or_else(|| ModelError::Device(name.into())),
         }
-        _ => Err(ModelError::Device(name.into())),
     }
+}
+
+impl std::fmt::Display for DeviceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceName::Cpu => f.write_str("cpu"),
+            DeviceName::Cuda(i) => write!(f, "cuda:{i}"),
+        }
+    }
+}
+
+impl serde::Serialize for DeviceName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeviceName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DeviceName, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl DeviceName {
+    /// The device itself: the CPU, or a GPU in a build with the `cuda` feature whose machine
+    /// has a CUDA driver (one clear error otherwise, never cudarc's panic).
+    pub fn device(self) -> Result<Device, ModelError> {
+        match self {
+            DeviceName::Cpu => Ok(Device::flex()),
+            #[cfg(feature = "cuda")]
+            DeviceName::Cuda(index) => {
+                cuda_driver(CUDA_DRIVER)?;
+                Ok(Device::cuda(index))
+            }
+            #[cfg(not(feature = "cuda"))]
+            DeviceName::Cuda(_) => Err(ModelError::Device(self.to_string())),
+        }
+    }
+}
+
+/// The device named on a command line ([`DeviceName`]'s grammar).
+pub fn parse_device(name: &str) -> Result<Device, ModelError> {
+    name.parse::<DeviceName>()?.device()
 }
 
 /// burn makes some tensors on its default device, which in a `cuda` build is the GPU: an

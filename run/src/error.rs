@@ -1,6 +1,6 @@
 //! The errors of a run directory.
 
-use crate::role::Role;
+use crate::role::Lock;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ pub enum RunDirError {
     )]
     Locked {
         run: PathBuf,
-        role: Role,
+        role: Lock,
         holder: String,
     },
     #[error(

@@ -450,37 +450,49 @@ fn renew(files: &dyn LeaseFiles, n: u64, renewed: &Holder) -> Renewal {
 /// read from the storage now. With `remake`, a number removed from under its holder with
 /// none above it (the lease object deleted by hand, a cleanup script, a lifecycle rule, and
 /// no one has taken the role since) is made again: deleting the lease must not leave the role
-/// to nobody. Making it is a create, which fails where a taker made it first.
+/// to nobody. Making it is a create, which fails where a taker made it first. A number listed
+/// but gone when read was removed in between: it is looked at again (read as a takeover, the
+/// holder stopped for good while no one held the role: the fault suite's trainer, once).
 fn still_ours(files: &dyn LeaseFiles, n: u64, me: &Holder, remake: bool) -> Renewal {
-    let numbers = match files.numbers() {
-        Ok(numbers) => numbers,
-        Err(e) => return Renewal::Unknown(e),
-    };
-    match numbers.last() {
-        Some(&last) if last == n => {}
-        Some(&last) if last > n => return Renewal::TakenOver,
-        _ if remake => match files.create(n, &me.line()) {
-            Ok(true) => {
-                tracing::warn!(
-                    "{}: the lease was removed from under its holder, and no one took it: \
-                     made again",
-                    files.location().display()
-                );
-                return Renewal::Renewed;
-            }
-            Ok(false) => {}
+    for _ in 0..LOOKS {
+        let numbers = match files.numbers() {
+            Ok(numbers) => numbers,
             Err(e) => return Renewal::Unknown(e),
-        },
-        _ => return Renewal::TakenOver,
-    }
-    match files.read(n) {
-        Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, me)) => {
-            Renewal::Renewed
+        };
+        match numbers.last() {
+            Some(&last) if last == n => {}
+            Some(&last) if last > n => return Renewal::TakenOver,
+            _ if remake => match files.create(n, &me.line()) {
+                Ok(true) => {
+                    tracing::warn!(
+                        "{}: the lease was removed from under its holder, and no one took it: \
+                         made again",
+                        files.location().display()
+                    );
+                    return Renewal::Renewed;
+                }
+                Ok(false) => {}
+                Err(e) => return Renewal::Unknown(e),
+            },
+            _ => return Renewal::TakenOver,
         }
-        Ok(_) => Renewal::TakenOver,
-        Err(e) => Renewal::Unknown(e),
+        match files.read(n) {
+            Ok(Some(text)) if Holder::parse(&text).is_some_and(|h| same_holder(&h, me)) => {
+                return Renewal::Renewed
+            }
+            Ok(Some(_)) => return Renewal::TakenOver,
+            Ok(None) if remake => continue,
+            Ok(None) => return Renewal::TakenOver,
+            Err(e) => return Renewal::Unknown(e),
+        }
     }
+    Renewal::Unknown(std::io::Error::other(
+        "the lease was removed each time it was read",
+    ))
 }
+
+/// How many times [`still_ours`] looks at a lease that vanishes as it is read.
+const LOOKS: usize = 3;
 
 /// What a holder asks before a write that others act on (a checkpoint, the best pointer): is
 /// the lease still mine? Asked of the storage at that moment, so a takeover is seen before the
@@ -550,6 +562,7 @@ impl LeaseCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
 
     fn temp(name: &str) -> PathBuf {
         let d =
@@ -834,6 +847,61 @@ mod tests {
         std::thread::sleep(Duration::from_millis(400));
         assert!(!lease.lost(), "the renewal read a removed lease as taken");
         assert_eq!(newest(&*files), Some(5), "made again under its own epoch");
+    }
+
+    /// Files whose numbers are listed once more after the file is gone: the lease object
+    /// deleted between a holder's listing and its read.
+    #[derive(Debug)]
+    struct Vanishing {
+        files: DirLease,
+        stale_listings: AtomicUsize,
+    }
+
+    impl LeaseFiles for Vanishing {
+        fn numbers(&self) -> std::io::Result<Vec<u64>> {
+            if self.stale_listings.load(Ordering::SeqCst) > 0 {
+                self.stale_listings.fetch_sub(1, Ordering::SeqCst);
+                return Ok(vec![5]);
+            }
+            self.files.numbers()
+        }
+        fn read(&self, n: u64) -> std::io::Result<Option<String>> {
+            self.files.read(n)
+        }
+        fn create(&self, n: u64, text: &str) -> std::io::Result<bool> {
+            self.files.create(n, text)
+        }
+        fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
+            self.files.replace(n, text)
+        }
+        fn remove(&self, n: u64) {
+            self.files.remove(n)
+        }
+        fn location(&self) -> PathBuf {
+            self.files.location()
+        }
+    }
+
+    /// A lease deleted between the holder's listing and its read is made again, not read as
+    /// taken over. Fails if the read that finds the listed number gone counts as a takeover:
+    /// the holder would stop for good though no one holds the role (the fault suite's trainer
+    /// did, deleting the lease objects one by one while its mirror and renewer both looked).
+    #[test]
+    fn a_lease_deleted_between_listing_and_reading_is_made_again() {
+        let base = temp("vanishing");
+        let files = Vanishing {
+            files: DirLease::new(&base),
+            stale_listings: AtomicUsize::new(0),
+        };
+        let me = holder(std::process::id(), "here", u128::MAX);
+        assert!(files.create(5, &me.line()).unwrap());
+        files.remove(5);
+        files.stale_listings.store(1, Ordering::SeqCst);
+        assert!(
+            matches!(still_ours(&files, 5, &me, true), Renewal::Renewed),
+            "a lease deleted as it was read counted as taken over"
+        );
+        assert_eq!(files.files.numbers().unwrap(), vec![5], "not made again");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::rundir::RunDir;
 use crate::store::{check_url, interval, Bucket, BucketLease, Mirror, Pulls, StoreError};
-use crate::{Role, RunDirError};
+use crate::{Lock, RunDirError};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -34,7 +34,7 @@ impl RunLocation {
     /// refused here, before the mirror pulls anything: a refused start says so at once, not
     /// after pulling every shard of the run. The roles are taken by [`RunDir::enter`] once the
     /// mirror is in step, because a new holder's epoch is read from what it pulled.
-    pub fn open(&self, pulls: Pulls, roles: &[Role]) -> Result<OpenRun, StoreError> {
+    pub fn open(&self, pulls: Pulls, roles: &[Lock]) -> Result<OpenRun, StoreError> {
         match self {
             RunLocation::Dir(path) => Ok(OpenRun {
                 path: path.clone(),

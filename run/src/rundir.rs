@@ -23,7 +23,7 @@ use crate::atomic::{parent_of, temporary_owner, write_atomic};
 use crate::error::{io_error, RunDirError};
 use crate::host::{host_name, process_alive};
 use crate::lease::{DirLease, Lease, LeaseError, LeaseFiles};
-use crate::role::Role;
+use crate::role::Lock;
 use crate::store::{Bucket, BucketLease};
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -65,7 +65,7 @@ pub struct RunDir {
     bucket: Option<Arc<Bucket>>,
     /// The epochs of the roles this process holds through this value or its clones
     /// ([`RunDir::epoch`]).
-    held: Arc<std::sync::Mutex<Vec<(Role, u64)>>>,
+    held: Arc<std::sync::Mutex<Vec<(Lock, u64)>>>,
 }
 
 /// A shard of the run and its paths.
@@ -207,7 +207,7 @@ impl RunDir {
         self.root.join("tb")
     }
 
-    fn lock_file(&self, role: Role) -> PathBuf {
+    fn lock_file(&self, role: Lock) -> PathBuf {
         self.root.join(role.lock_key())
     }
 
@@ -246,7 +246,7 @@ impl RunDir {
 
     /// The epoch of role `role` while this process holds it through this value (or a clone):
     /// what the role's writes carry.
-    pub fn epoch(&self, role: Role) -> Option<u64> {
+    pub fn epoch(&self, role: Lock) -> Option<u64> {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         held.iter().find(|(r, _)| *r == role).map(|(_, e)| *e)
     }
@@ -348,7 +348,7 @@ impl RunDir {
     pub fn set_best(&self, checkpoint: &Path) -> Result<(), RunDirError> {
         let name = self.owned_checkpoint(checkpoint)?;
         let held = |role| self.epoch(role).map(|e| (role, e));
-        let epoch = held(Role::Gate).or_else(|| held(Role::Train));
+        let epoch = held(Lock::Gate).or_else(|| held(Lock::Train));
         let pointer = BestPointer { name, epoch };
         write_atomic(&self.best_pointer(), pointer.line().as_bytes())
     }
@@ -358,7 +358,7 @@ impl RunDir {
     fn recorded_gate_epoch(&self) -> u64 {
         let text = std::fs::read_to_string(self.best_pointer()).unwrap_or_default();
         match BestPointer::parse(&text).and_then(|p| p.epoch) {
-            Some((Role::Gate, epoch)) => epoch,
+            Some((Lock::Gate, epoch)) => epoch,
             _ => 0,
         }
     }
@@ -408,7 +408,7 @@ impl RunDir {
     /// long as the returned locks live.
     pub fn enter(
         &self,
-        roles: &[Role],
+        roles: &[Lock],
         source: &Path,
         text: &str,
     ) -> Result<Vec<RoleLock>, RunDirError> {
@@ -430,7 +430,7 @@ impl RunDir {
     /// lock lives. Refused, with the holder named, while another live process holds it; the
     /// operating system releases the lock of a process that dies, so a dead holder never
     /// blocks (and is reported in [`RoleLock::previous`]).
-    pub fn lock(&self, role: Role) -> Result<RoleLock, RunDirError> {
+    pub fn lock(&self, role: Lock) -> Result<RoleLock, RunDirError> {
         let path = self.lock_file(role);
         let dir = parent_of(&path);
         std::fs::create_dir_all(dir).map_err(io_error(dir, "create the directory"))?;
@@ -469,8 +469,8 @@ impl RunDir {
         // checkpoints', the best pointer's), so that removed lease files never hand an old
         // epoch out again.
         let floor = match role {
-            Role::Train => self.recorded_epoch(),
-            Role::Gate => self.recorded_gate_epoch(),
+            Lock::Train => self.recorded_epoch(),
+            Lock::Gate => self.recorded_gate_epoch(),
         };
         let lease = Lease::take(self.lease_files(role), floor).map_err(|e| match e {
             LeaseError::Held(holder) => RunDirError::Locked {
@@ -520,7 +520,7 @@ impl RunDir {
 
     /// Where the lease of role `role` lives: beside its lock file, or in the bucket this run
     /// mirrors.
-    fn lease_files(&self, role: Role) -> Arc<dyn LeaseFiles> {
+    fn lease_files(&self, role: Lock) -> Arc<dyn LeaseFiles> {
         let base = self.lease_base(role);
         match &self.bucket {
             Some(bucket) => Arc::new(BucketLease::new(bucket.clone(), &self.relative(&base))),
@@ -534,15 +534,15 @@ impl RunDir {
         rel.to_string_lossy().replace('\\', "/")
     }
 
-    /// The lease of role `role` ([`Role::lease_key`]).
-    fn lease_base(&self, role: Role) -> PathBuf {
+    /// The lease of role `role` ([`Lock::lease_key`]).
+    fn lease_base(&self, role: Lock) -> PathBuf {
         self.root.join(role.lease_key())
     }
 
     /// Who holds role `role` now, as `pid N on HOST`: read from its lock file without taking
     /// the lock (a status query must not stand in a starting role's way). A holder on this
     /// host whose process is gone holds nothing. For a run on a bucket, the lease says.
-    pub fn role_holder(&self, role: Role) -> Option<String> {
+    pub fn role_holder(&self, role: Lock) -> Option<String> {
         if self.bucket.is_some() {
             let h = crate::lease::holder(&*self.lease_files(role))?;
             let alive = h.host != host_name() || process_alive(h.pid);
@@ -671,9 +671,9 @@ pub struct RoleLock {
     pub previous: Option<String>,
     /// Renewed while the role is held, removed when it is released.
     lease: Lease,
-    role: Role,
+    role: Lock,
     /// The run's record of the epochs held ([`RunDir::epoch`]), cleared of this role on drop.
-    held: Arc<std::sync::Mutex<Vec<(Role, u64)>>>,
+    held: Arc<std::sync::Mutex<Vec<(Lock, u64)>>>,
 }
 
 impl RoleLock {
@@ -739,7 +739,7 @@ fn is_checkpoint(dir: &Path) -> bool {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BestPointer {
     pub name: String,
-    pub epoch: Option<(Role, u64)>,
+    pub epoch: Option<(Lock, u64)>,
 }
 
 impl BestPointer {
@@ -834,23 +834,23 @@ mod tests {
         with_epoch(108, 4);
         assert_eq!(run.recorded_epoch(), 5);
         assert_eq!(run.newest_checkpoint(), Some(fork));
-        let lock = run.lock(Role::Train).unwrap();
+        let lock = run.lock(Lock::Train).unwrap();
         assert_eq!(lock.epoch(), 6);
         assert_eq!(
-            run.clone().epoch(Role::Train),
+            run.clone().epoch(Lock::Train),
             Some(6),
             "a clone sees the epoch held"
         );
-        assert_eq!(run.epoch(Role::Gate), None);
+        assert_eq!(run.epoch(Lock::Gate), None);
         drop(lock);
         assert_eq!(
-            run.epoch(Role::Train),
+            run.epoch(Lock::Train),
             None,
             "released, the epoch is no longer held"
         );
         // Lease files removed by hand: the next holder still starts above the records.
         let _ = std::fs::remove_dir_all(run.root().join("locks"));
-        assert_eq!(run.lock(Role::Train).unwrap().epoch(), 6);
+        assert_eq!(run.lock(Lock::Train).unwrap().epoch(), 6);
     }
 
     /// The best pointer carries the epoch of the role that moves it (the `gate` role's when
@@ -866,11 +866,11 @@ mod tests {
             std::fs::read_to_string(run.best_pointer()).unwrap(),
             "000008\n"
         );
-        let train = run.lock(Role::Train).unwrap();
+        let train = run.lock(Lock::Train).unwrap();
         run.set_best(&dir).unwrap();
         let text = std::fs::read_to_string(run.best_pointer()).unwrap();
         assert_eq!(text, format!("000008 train {}\n", train.epoch()));
-        let gate = run.lock(Role::Gate).unwrap();
+        let gate = run.lock(Lock::Gate).unwrap();
         assert_eq!(gate.epoch(), 1);
         run.set_best(&dir).unwrap();
         assert_eq!(
@@ -881,7 +881,7 @@ mod tests {
         drop((gate, train));
         // The gate lease removed by hand: the next holder starts above the pointer's epoch.
         let _ = std::fs::remove_dir_all(run.root().join("locks"));
-        assert_eq!(run.lock(Role::Gate).unwrap().epoch(), 2);
+        assert_eq!(run.lock(Lock::Gate).unwrap().epoch(), 2);
         for bad in ["000008 gate", "000008 judge 3", "000008 gate x", "x gate 3"] {
             assert_eq!(BestPointer::parse(bad), None, "{bad}");
         }
@@ -979,23 +979,23 @@ mod tests {
     #[test]
     fn a_role_is_held_by_one_lock_at_a_time() {
         let run = scratch("lock");
-        let held = run.lock(Role::Train).unwrap();
+        let held = run.lock(Lock::Train).unwrap();
         assert!(held.previous.is_none());
-        let e = run.lock(Role::Train).unwrap_err().to_string();
+        let e = run.lock(Lock::Train).unwrap_err().to_string();
         assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
         assert!(e.contains("`train` role"), "{e}");
         // Other roles are free.
-        let _gate = run.lock(Role::Gate).unwrap();
+        let _gate = run.lock(Lock::Gate).unwrap();
         drop(held);
-        let again = run.lock(Role::Train).unwrap();
+        let again = run.lock(Lock::Train).unwrap();
         assert!(
             again.previous.is_none(),
             "a clean release leaves no holder behind"
         );
         // A holder that died (its file still names it, but nobody holds the lock) is reported.
         drop(again);
-        std::fs::write(run.lock_file(Role::Train), "4000000 elsewhere\n").unwrap();
-        let taken = run.lock(Role::Train).unwrap();
+        std::fs::write(run.lock_file(Lock::Train), "4000000 elsewhere\n").unwrap();
+        let taken = run.lock(Lock::Train).unwrap();
         assert_eq!(taken.previous.as_deref(), Some("pid 4000000 on elsewhere"));
     }
 
@@ -1010,12 +1010,12 @@ mod tests {
         // The other machine's file lock does not reach here; its lease does.
         let lease = run.root().join("locks/train.lease.1");
         std::fs::write(&lease, format!("77 node-7 {}\n", now + 60_000)).unwrap();
-        let e = run.lock(Role::Train).unwrap_err().to_string();
+        let e = run.lock(Lock::Train).unwrap_err().to_string();
         assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
         assert!(e.contains("`train` role"), "{e}");
         // Once it has expired (the holder crashed), the role is taken and the holder named.
         std::fs::write(&lease, format!("77 node-7 {}\n", now - 1)).unwrap();
-        let taken = run.lock(Role::Train).unwrap();
+        let taken = run.lock(Lock::Train).unwrap();
         assert_eq!(taken.previous.as_deref(), Some("pid 77 on node-7"));
         assert!(!taken.lost());
         drop(taken);

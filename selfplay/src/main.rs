@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
 use net::model::{parse_device, Model, NetEvaluator};
 use rand::SeedableRng;
-use run::{install_stop_handler, resolve_checkpoint, RunDir};
+use run::{resolve_checkpoint, Role, RunLocation};
 use selfplay::config::RunConfig;
 use selfplay::roles::{Worker, WorkerOptions};
 use selfplay::worker::SelfPlay;
@@ -150,14 +150,13 @@ fn main() -> Result<()> {
             threads,
             device,
         } => {
-            let text = std::fs::read_to_string(&config)
-                .with_context(|| format!("cannot read {}", config.display()))?;
-            let cfg = RunConfig::parse(&text)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
-            let run = RunDir::new(run.unwrap_or_else(|| {
+            let location = RunLocation::Dir(run.unwrap_or_else(|| {
                 PathBuf::from("runs").join(config.file_stem().unwrap_or_default())
             }));
             let seed = seed.unwrap_or_else(selfplay::roles::fresh_seed);
+            let opening = location.open_role(Role::SelfPlayRun, &config)?;
+            let cfg = RunConfig::parse(opening.text())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
             // The shard names the checkpoint itself (`best` is resolved), as the loop's do.
             let dir = match model.as_str() {
                 "random" => None,
@@ -173,10 +172,11 @@ fn main() -> Result<()> {
             let mut worker = Worker::playing(cfg, &opts, dir.as_deref())
                 .with_context(|| format!("--model {model}"))?;
             // Every process of a run plays one config, as a worker's (frozen, or checked).
-            run.enter(&[], &config, &text)?;
-            install_stop_handler();
+            let session = opening.enter()?;
             worker.progress = true;
-            let summary = worker.step(&run, None, seed)?;
+            worker.stop = session.stop().clone();
+            let summary = worker.step(session.run(), None, seed)?;
+            session.finish()?;
             println!("{} (seed {seed})", summary.line());
             if summary.shards.is_empty() {
                 println!("no game finished: nothing written");
@@ -193,21 +193,14 @@ fn main() -> Result<()> {
             threads,
             device,
         } => {
-            install_stop_handler();
-            let _log = run::logging::init("worker");
             let opts = WorkerOptions {
                 games,
                 threads,
                 device,
             };
-            let run = run.open(run::store::Pulls::Models, &[])?;
-            run.name_objects(selfplay::roles::self_play_worker(
-                &config,
-                run.path(),
-                &opts,
-                |done| batches.is_none_or(|b| done < b),
-            ))?;
-            run.finish()?;
+            selfplay::roles::self_play_worker(&config, &run, &opts, |done| {
+                batches.is_none_or(|b| done < b)
+            })?;
         }
         Cmd::BenchNet {
             config,

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use burn::tensor::Device;
 use net::model::{Model, NetEvaluator};
 use run::tb::EventWriter;
-use run::{host_name, RunDir};
+use run::{host_name, Role, RunDir, RunLocation};
 use std::path::{Path, PathBuf};
 
 /// How a worker plays.
@@ -211,22 +211,25 @@ impl Worker {
 /// says that it has no network (its mirror may not be bringing the best one in).
 const UNIFORM_BATCHES_WARNED: usize = 3;
 
-/// `selfplay worker`: the config read once, the run entered (its config frozen, or checked
-/// against the run's), then [`Worker::play_batches`].
+/// `selfplay worker`: the run opened for the role through the one door ([`run::Session`]), the
+/// config read once and parsed (and the worker made) before the run is entered, then
+/// [`Worker::play_batches`] until `keep_going` says no or a stop is asked.
 pub fn self_play_worker(
     config: &Path,
-    run: &Path,
+    run: &RunLocation,
     opts: &WorkerOptions,
     keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<RunSummary>> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("cannot read {}", config.display()))?;
-    let cfg = RunConfig::parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
-    let mut worker = Worker::new(cfg, opts)?;
-    let run = RunDir::new(run);
-    // Every role of a run plays and trains one config; workers take no role.
-    run.enter(&[], config, &text)?;
-    worker.play_batches(&run, keep_going)
+    let opening = run.open_role(Role::Worker, config)?;
+    let worker = RunConfig::parse(opening.text())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))
+        .and_then(|cfg| Worker::new(cfg, opts));
+    let mut worker = opening.name_objects(worker)?;
+    let session = opening.enter()?;
+    worker.stop = session.stop().clone();
+    let played = session.name_objects(worker.play_batches(session.run(), keep_going))?;
+    session.finish()?;
+    Ok(played)
 }
 
 /// Checkpoint `dir` ready for inference, checked to play the config's game with finite

@@ -205,7 +205,9 @@ pub struct LoopConfig {
     /// at iteration 0 and at every iteration whose gate promoted a new best (the number
     /// itself counts nothing more; `eval rate --follow` rates on a schedule of its own).
     pub rating_every: u32,
-    pub device: String,
+    /// `cpu`, `cuda` or `cuda:N` ([`net::model::DeviceName`], the one device grammar).
+    #[serde(deserialize_with = "loop_device")]
+    pub device: net::model::DeviceName,
     /// Which checkpoint self-play uses next: the one that passed the gate, or simply the
     /// newest (AlphaZero's and KataGo's choice, which spends no time on gate games).
     pub promote: Promotion,
@@ -266,7 +268,7 @@ impl Default for LoopConfig {
             minutes: 0.0,
             games: 64,
             rating_every: 1,
-            device: "cpu".into(),
+            device: net::model::DeviceName::Cpu,
             promote: Promotion::Gate,
             concurrent: false,
             selfplay_threads: 0,
@@ -318,17 +320,15 @@ impl LoopConfig {
                     .into(),
             );
         }
-        // Checked for its form only: a config meant for a GPU stays valid on a CPU-only build,
-        // which refuses `cuda` when the loop starts.
-        let d = cfg.device.as_str();
-        let cuda_index = d.strip_prefix("cuda:").map(|n| n.parse::<usize>().is_ok());
-        if !(d == "cpu" || d == "cuda" || cuda_index == Some(true)) {
-            return Err(format!(
-                "loop.device must be cpu, cuda or cuda:N (got `{d}`)"
-            ));
-        }
         Ok(cfg)
     }
+}
+
+/// `loop.device` read through the one device grammar, its error naming the field.
+fn loop_device<'de, D: serde::Deserializer<'de>>(d: D) -> Result<net::model::DeviceName, D::Error> {
+    let name = String::deserialize(d)?;
+    name.parse()
+        .map_err(|e| serde::de::Error::custom(format!("loop.device: {e}")))
 }
 
 /// Every table of a config, validated (the errors name the file and field).

@@ -14,7 +14,7 @@
 //! recorded in the run's results and found there again on a rerun, never played twice.
 
 use crate::config::FullConfig;
-use crate::looping::{read_iterations, run_loop, IterationRecord, Overrides};
+use crate::looping::{enter_loop, read_iterations, run_loop, IterationRecord, Overrides};
 use anyhow::{Context, Result};
 use eval::matches::run_match_once;
 use eval::results::MatchSummary;
@@ -203,9 +203,10 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
         iterations: Some(0),
         minutes: Some(opts.minutes - spent),
     };
-    run_loop(&opts.config, run, !opts.quiet, overrides, |s| {
-        println!("{}", s.line())
-    })?;
+    let location = run::RunLocation::Dir(run.root().to_path_buf());
+    let (session, cfg) = enter_loop(&location, &opts.config, overrides, |_| Ok(()))?;
+    run_loop(&session, &cfg, !opts.quiet, |s| println!("{}", s.line()))?;
+    session.finish()?;
     anyhow::ensure!(
         !run::stop_requested(),
         "stopped: run the same command to resume the benchmark"

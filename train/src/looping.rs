@@ -11,8 +11,9 @@
 //! - gate and rating matches are found in `eval/matches.jsonl` by players and seed, and their
 //!   results reused (so a promotion is rated even when the kill came right after it).
 //!
-//! The loop holds the run's `train` and `gate` roles ([`RunDir::lock`]): a second loop, fit
-//! or promoting gate on the same run is refused with the holder named.
+//! The loop enters its run as [`run::Role::Loop`] ([`enter_loop`]), which holds the run's
+//! `train` and `gate` locks: a second loop, fit or promoting gate on the same run is refused
+//! with the holder named.
 
 use crate::config::{FullConfig, Promotion, TrainConfig};
 use crate::fit::{Losses, Trainer};
@@ -21,9 +22,10 @@ use anyhow::{Context, Result};
 use burn::tensor::Device;
 use eval::results::MatchSummary;
 use eval::{Contestant, Gatekeeper, Rater};
-use net::model::parse_device;
 use run::tb::EventWriter;
-use run::{check_format, format_v1, write_atomic, Role, RoleLock, RunDir, FORMAT_VERSION};
+use run::{
+    check_format, format_v1, write_atomic, Lock, Role, RunDir, RunLocation, Session, FORMAT_VERSION,
+};
 use selfplay::roles::{Worker, WorkerOptions};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -198,9 +200,44 @@ pub struct Overrides {
     pub minutes: Option<f64>,
 }
 
+impl Overrides {
+    /// `cfg` with these limits in place of its `[loop]` table's.
+    pub fn apply(self, cfg: &mut FullConfig) -> Result<()> {
+        if let Some(n) = self.iterations {
+            cfg.looping.iterations = n;
+        }
+        if let Some(m) = self.minutes {
+            if !(m >= 0.0 && m.is_finite()) {
+                anyhow::bail!("--minutes must be a number of minutes, 0 or more (got {m})");
+            }
+            cfg.looping.minutes = m;
+        }
+        Ok(())
+    }
+}
+
+/// Open the run at `location` for the loop through the one door ([`run::Session`]): the
+/// config read once and parsed with `overrides`, `before` given the run before it is entered
+/// (a piece to go on from, whose config the loop's must then be), and the run entered.
+pub fn enter_loop(
+    location: &RunLocation,
+    config: &Path,
+    overrides: Overrides,
+    before: impl FnOnce(&RunDir) -> Result<()>,
+) -> Result<(Session, FullConfig)> {
+    let opening = location.open_role(Role::Loop, config)?;
+    let cfg = opening.name_objects((|| {
+        let mut cfg = FullConfig::parse(opening.text().to_string(), &config.display().to_string())?;
+        overrides.apply(&mut cfg)?;
+        before(&opening.run())?;
+        Ok(cfg)
+    })())?;
+    Ok((opening.enter()?, cfg))
+}
+
 /// A loop in progress: the config, the run, and what every phase needs.
-struct Looper {
-    cfg: FullConfig,
+struct Looper<'s> {
+    cfg: &'s FullConfig,
     run: RunDir,
     device: Device,
     tb: EventWriter,
@@ -209,21 +246,20 @@ struct Looper {
     gatekeeper: Gatekeeper,
     /// None when `eval.rating_baselines` is empty: nothing to rate against.
     rater: Option<Rater>,
-    /// The run's `train` and `gate` roles, held while the loop runs.
-    roles: Vec<RoleLock>,
+    /// The session that holds the run's `train` and `gate` locks while the loop runs.
+    session: &'s Session,
 }
 
 /// Run the loop until its iteration or time limit, or a stop request (SIGINT/SIGTERM, which
 /// ends it after the phase in progress); returns the summaries of the iterations completed by
 /// this invocation.
 pub fn run_loop(
-    config: &Path,
-    run: &RunDir,
+    session: &Session,
+    cfg: &FullConfig,
     progress: bool,
-    overrides: Overrides,
     mut report: impl FnMut(&IterationSummary) + Send,
 ) -> Result<Vec<IterationSummary>> {
-    let mut looper = Looper::open(config, run, progress, overrides)?;
+    let mut looper = Looper::open(session, cfg, progress)?;
     let t_start = Instant::now();
     let earlier_seconds = read_iterations(&looper.run)?
         .last()
@@ -276,7 +312,7 @@ pub fn run_loop(
     Ok(done)
 }
 
-impl Looper {
+impl Looper<'_> {
     /// Append a finished iteration (or training round) to `iterations.jsonl`, at `loop_seconds`
     /// of loop time.
     fn record(&self, finished: &IterationSummary, loop_seconds: f64) -> Result<()> {
@@ -387,7 +423,7 @@ impl Looper {
                     || {
                         !self.limit_reached(this_round(), recorded_seconds())
                             && !playing.is_finished()
-                            && !self.roles.iter().any(RoleLock::lost)
+                            && self.session.lost().is_none()
                     },
                     |fitted, generated| {
                         let since = generated - generated_before;
@@ -516,22 +552,11 @@ impl Looper {
         Ok(None)
     }
 
-    /// Load the config, take the run's roles, freeze the config, clean up after killed
-    /// writers, and make sure the run has a first checkpoint and a best pointer.
-    fn open(config: &Path, run: &RunDir, progress: bool, overrides: Overrides) -> Result<Looper> {
-        let mut cfg = FullConfig::load(config)?;
-        if let Some(n) = overrides.iterations {
-            cfg.looping.iterations = n;
-        }
-        if let Some(m) = overrides.minutes {
-            if !(m >= 0.0 && m.is_finite()) {
-                anyhow::bail!("--minutes must be a number of minutes, 0 or more (got {m})");
-            }
-            cfg.looping.minutes = m;
-        }
-        let run = run.clone();
-        let roles = run.enter(&[Role::Train, Role::Gate], config, &cfg.text)?;
-        let device = parse_device(&cfg.looping.device)?;
+    /// The loop on the run `session` entered, with its parsed config: its device, roles and
+    /// writers made once, and the run given a first checkpoint and a best pointer.
+    fn open<'s>(session: &'s Session, cfg: &'s FullConfig, progress: bool) -> Result<Looper<'s>> {
+        let run = session.run().clone();
+        let device = cfg.looping.device.device()?;
         let tb = EventWriter::create(&run.tensorboard()).with_context(|| {
             format!(
                 "cannot write TensorBoard events in {}",
@@ -567,7 +592,7 @@ impl Looper {
             worker,
             gatekeeper,
             rater,
-            roles,
+            session,
         };
         looper.first_checkpoint()?;
         Ok(looper)
@@ -581,7 +606,7 @@ impl Looper {
                 crate::roles::fresh_model(&self.cfg.run, &self.device, self.cfg.train.seed)?;
             let dir = self.run.checkpoint(0);
             let mut trainer = Trainer::new(model, self.cfg.train.clone());
-            trainer.epoch = self.run.epoch(Role::Train);
+            trainer.epoch = self.run.epoch(Lock::Train);
             trainer.save(&dir, None)?;
         }
         self.run.first_best(&self.run.checkpoints()[0].1)?;
@@ -786,14 +811,13 @@ fn lowest_priority() {
 /// The final best of a run against `eval.final_opponent`, `eval.final_games` games at the
 /// rating visits (`None` when `final_games` is 0). Played once: a rerun finds it in the run's
 /// results.
-pub fn final_match(config: &Path, run: &Path, progress: bool) -> Result<Option<MatchSummary>> {
-    let cfg = FullConfig::load(config)?;
+pub fn final_match(cfg: &FullConfig, run: &Path, progress: bool) -> Result<Option<MatchSummary>> {
     if cfg.eval.final_games == 0 {
         return Ok(None);
     }
     let rundir = RunDir::new(run);
     let best_dir = rundir.best()?.context("the run has no best model")?;
-    let device = parse_device(&cfg.looping.device)?;
+    let device = cfg.looping.device.device()?;
     let visits = cfg.eval.rating_visits.unwrap_or(cfg.run.search.visits);
     let spec = format!("{}@{visits}", best_dir.display());
     let (game, search) = (&cfg.run.game, &cfg.run.search);

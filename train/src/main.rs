@@ -4,9 +4,8 @@ use anyhow::{Context, Result};
 use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use net::model::{parse_device, Model};
-use run::store::Pulls;
 use run::RunLocation;
-use run::{install_stop_handler, Role, RoleLock, RunDir};
+use run::{install_stop_handler, Role, RunDir};
 use selfplay::config::RunConfig;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -172,9 +171,11 @@ fn main() -> Result<()> {
             until,
             device,
         } => {
-            let run = run.open(Pulls::Everything, &[Role::Train])?;
-            run.name_objects(fit(&config, &run.run_dir(), steps, until, &device))?;
-            Ok(run.finish()?)
+            let opening = run.open_role(Role::Fit, &config)?;
+            let (cfg, train, target) = opening.name_objects(check_fit(&opening, steps, until))?;
+            let session = opening.enter()?;
+            session.name_objects(fit(&session, &cfg, &train, target, &device))?;
+            Ok(session.finish()?)
         }
         Cmd::Check { run } => {
             let invariants = train::check::check(&RunDir::new(&run))?;
@@ -209,7 +210,11 @@ fn main() -> Result<()> {
             device,
             promote,
         } => {
-            let run = run.open(Pulls::Everything, &[Role::Train])?;
+            let opening = run.open_role(Role::Trainer, &config)?;
+            let name = config.display().to_string();
+            let (cfg, train) =
+                opening.name_objects(train::config::run_and_train(opening.text(), &name))?;
+            let session = opening.enter()?;
             let rounds = TrainerRounds {
                 ratio,
                 until_step,
@@ -218,8 +223,8 @@ fn main() -> Result<()> {
                 promote,
                 anneal: None,
             };
-            run.name_objects(trainer(&config, &run, &rounds))?;
-            Ok(run.finish()?)
+            session.name_objects(trainer(&session, &cfg, &train, &rounds))?;
+            Ok(session.finish()?)
         }
         Cmd::Piece { config, run, out } => {
             let (cfg, train) = load_config(&config)?;
@@ -270,65 +275,73 @@ fn main() -> Result<()> {
             quiet,
             from,
         } => {
-            install_stop_handler();
-            if let (Some(from), RunLocation::Bucket { url }) = (&from, &run) {
-                anyhow::bail!(
-                    "--from {} takes a run directory, not {url}: start the piece in a directory",
-                    from.display()
-                );
-            }
-            let opened = run.open(Pulls::Everything, &[Role::Train, Role::Gate])?;
-            let run = opened.run_dir();
-            if let Some(from) = &from {
-                if let Some(s) = train::piece::start(&run, from)? {
-                    println!(
-                        "going on from {}: step {}, {} samples generated before, a window of {} to refill",
-                        from.display(),
-                        s.step,
-                        s.samples,
-                        s.window
-                    );
-                }
-            }
-            let t0 = Instant::now();
             let overrides = train::looping::Overrides {
                 iterations,
                 minutes,
             };
-            let done = opened.name_objects(train::looping::run_loop(
-                &config,
-                &run,
-                !quiet,
-                overrides,
-                |s| println!("{}", s.line()),
-            ))?;
-            println!(
-                "{} iterations in {:.1} min",
-                done.len(),
-                t0.elapsed().as_secs_f64() / 60.0
-            );
-            // Played before the ratings are refreshed, so that the table counts it too.
-            let last = match train::looping::final_match(&config, run.root(), !quiet) {
-                _ if run::stop_requested() => None,
-                result => result?,
-            };
-            match eval::update_ratings(run.root(), eval::RatingOptions::default()) {
-                Ok(table) => {
-                    println!("{}", eval::ratings::format_table(&table));
-                    println!(
-                        "ratings: {} and {}",
-                        run.ratings_json().display(),
-                        run.ratings_svg().display()
-                    );
-                }
-                Err(e) => println!("no ratings yet: {e}"),
-            }
-            if let Some(s) = last {
-                println!("final model: {}", eval::matches::describe(&s));
-            }
-            Ok(opened.finish()?)
+            train_loop(&config, &run, overrides, quiet, from.as_deref())
         }
     }
+}
+
+/// `train loop`: the loop through its door ([`train::looping::enter_loop`], going on from a
+/// piece when `from` names one), then its final match and the ratings.
+fn train_loop(
+    config: &Path,
+    location: &RunLocation,
+    overrides: train::looping::Overrides,
+    quiet: bool,
+    from: Option<&Path>,
+) -> Result<()> {
+    if let (Some(from), RunLocation::Bucket { url }) = (from, location) {
+        anyhow::bail!(
+            "--from {} takes a run directory, not {url}: start the piece in a directory",
+            from.display()
+        );
+    }
+    let (session, cfg) = train::looping::enter_loop(location, config, overrides, |run| {
+        let Some(from) = from else { return Ok(()) };
+        if let Some(s) = train::piece::start(run, from)? {
+            println!(
+                "going on from {}: step {}, {} samples generated before, a window of {} to refill",
+                from.display(),
+                s.step,
+                s.samples,
+                s.window
+            );
+        }
+        Ok(())
+    })?;
+    let run = session.run();
+    let t0 = Instant::now();
+    let done = session.name_objects(train::looping::run_loop(&session, &cfg, !quiet, |s| {
+        println!("{}", s.line())
+    }))?;
+    println!(
+        "{} iterations in {:.1} min",
+        done.len(),
+        t0.elapsed().as_secs_f64() / 60.0
+    );
+    // Played before the ratings are refreshed, so that the table counts it too.
+    let last = match train::looping::final_match(&cfg, run.root(), !quiet) {
+        _ if run::stop_requested() => None,
+        result => result?,
+    };
+    match eval::update_ratings(run.root(), eval::RatingOptions::default()) {
+        Ok(table) => {
+            println!("{}", eval::ratings::format_table(&table));
+            println!(
+                "ratings: {} and {}",
+                run.ratings_json().display(),
+                run.ratings_svg().display()
+            );
+        }
+        Err(e) => println!("no ratings yet: {e}"),
+    }
+    if let Some(s) = last {
+        println!("final model: {}", eval::matches::describe(&s));
+    }
+    Ok(session.finish()?)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -432,44 +445,51 @@ fn load_config_text(path: &Path) -> Result<(String, RunConfig, TrainConfig)> {
     Ok((text, cfg, train))
 }
 
-fn fit(
-    config: &Path,
-    run: &RunDir,
+/// What `train fit` checks before it enters the run: the config's tables, the fit's target,
+/// and that the run's newest network plays the config's game (refused as such, leaving no
+/// config frozen in a run that has none).
+fn check_fit(
+    opening: &run::Opening,
     steps: Option<u64>,
     until: Option<u64>,
-    device: &Device,
-) -> Result<()> {
-    let (text, cfg, train) = load_config_text(config)?;
+) -> Result<(RunConfig, TrainConfig, FitTarget)> {
+    let name = opening.config().display().to_string();
+    let (cfg, train) = train::config::run_and_train(opening.text(), &name)?;
     let target = match until {
         Some(step) => FitTarget::Until(step),
         None => FitTarget::Steps(steps.unwrap_or(train.steps)),
     };
-    // Checked before the run is entered: a network that cannot play the config's game is
-    // refused as such, and leaves no config frozen in a run that has none.
-    if let Some(dir) = run.newest_checkpoint() {
+    if let Some(dir) = opening.run().newest_checkpoint() {
         net::model::read_meta(&dir)?.check_plays(&cfg.game, &dir)?;
     }
-    // The run's config frozen, or compared with the frozen one, as every role's.
-    let _role = run.enter(&[Role::Train], config, &text)?;
-    install_stop_handler();
+    Ok((cfg, train, target))
+}
+
+/// `train fit`: one fit to its target, in the run entered.
+fn fit(
+    session: &run::Session,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    target: FitTarget,
+    device: &Device,
+) -> Result<()> {
+    let run = session.run();
     let mut tb = train::roles::tensorboard(run)?;
-    fit_locked(run, &cfg, &train, target, device, true, &mut tb)?;
+    fit_locked(run, cfg, train, target, device, true, &mut tb)?;
     Ok(())
 }
 
-/// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once.
-fn trainer(config: &Path, open: &run::OpenRun, rounds: &TrainerRounds) -> Result<()> {
-    let (text, cfg, train) = load_config_text(config)?;
-    let run = &open.run_dir();
-    let role = run.enter(&[Role::Train], config, &text)?;
-    // What a previous holder pushed until the role changed hands is the place to go on from.
-    open.sync()?;
-    install_stop_handler();
-    let _log = run::logging::init("trainer");
-    // A trainer that stalled past its lease while another machine took the role stops.
-    let lost = || role.iter().any(RoleLock::lost);
-    rounds.run(run, &cfg, &train, || !lost(), |_, _| Ok(()))?;
-    if let Some(held) = role.iter().find(|r| r.lost()) {
+/// `train trainer`: fit rounds as the data allows, each checkpoint made the best at once. A
+/// trainer that stalled past its lease while another machine took the role stops, naming it.
+fn trainer(
+    session: &run::Session,
+    cfg: &RunConfig,
+    train: &TrainConfig,
+    rounds: &TrainerRounds,
+) -> Result<()> {
+    let lost = || session.lost().is_some();
+    rounds.run(session.run(), cfg, train, || !lost(), |_, _| Ok(()))?;
+    if let Some(held) = session.lost() {
         anyhow::bail!(
             "another trainer ({}) took the run's `train` role over (this one stalled past its \
              lease, or its lease was removed): it goes on, this one stops",

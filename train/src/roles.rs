@@ -10,7 +10,7 @@ use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
 use net::model::Model;
 use run::tb::EventWriter;
-use run::{Role, RunDir};
+use run::{Lock, RunDir};
 use selfplay::config::RunConfig;
 use selfplay::lineage::Parent;
 use std::collections::HashMap;
@@ -191,7 +191,7 @@ pub fn open_trainer(
             None,
         ),
     };
-    trainer.epoch = run.epoch(Role::Train);
+    trainer.epoch = run.epoch(Lock::Train);
     Ok((trainer, parent))
 }
 

@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result};
 use run::store::{Bucket, COMPLETE};
-use run::{Role, RunDir, ShardSource};
+use run::{Lock, RunDir, ShardSource};
 use selfplay::lineage::Lineage;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +27,7 @@ pub struct RunReport {
     game: String,
     best: Option<String>,
     newest: Option<(u64, String)>,
-    holders: Vec<(Role, Option<String>)>,
+    holders: Vec<(Lock, Option<String>)>,
     /// The chain of checkpoints ([`selfplay::lineage`]); `None` where it could not be read.
     lineage: Option<Lineage>,
     shards: Vec<ShardEntry>,
@@ -69,7 +69,7 @@ impl RunReport {
                 .checkpoints()
                 .pop()
                 .and_then(|(step, p)| Some((step, name(&p)?))),
-            holders: Role::ALL
+            holders: Lock::ALL
                 .into_iter()
                 .map(|role| (role, run.role_holder(role)))
                 .collect(),
@@ -107,7 +107,7 @@ impl RunReport {
         });
         // The leases are objects of the bucket: the run's root is not read.
         let leases = RunDir::mirrored(PathBuf::new(), bucket.clone());
-        let holders = Role::ALL
+        let holders = Lock::ALL
             .into_iter()
             .map(|role| (role, leases.role_holder(role)))
             .collect();

@@ -10,7 +10,7 @@
 
 use run::lease::{self, Holder};
 use run::store::{Bucket, BucketLease, Mirror, Pulls, Syncer};
-use run::{Role, RunDir};
+use run::{Lock, RunDir};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -146,7 +146,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
     let mirror = Mirror::start(bucket.clone(), dir.clone(), Pulls::Everything, SECOND).unwrap();
     let run = RunDir::mirrored(&dir, bucket.clone());
 
-    let lock = run.lock(run::Role::Train).unwrap();
+    let lock = run.lock(run::Lock::Train).unwrap();
     let text = bucket.get("locks/train.lease.1").unwrap().unwrap().0;
     let line = String::from_utf8(text).unwrap();
     assert!(
@@ -172,10 +172,10 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let e = run.lock(run::Role::Train).unwrap_err().to_string();
+    let e = run.lock(run::Lock::Train).unwrap_err().to_string();
     assert!(e.contains("pid 77 on node-7, lease for another"), "{e}");
     assert_eq!(
-        run.role_holder(run::Role::Train).as_deref(),
+        run.role_holder(run::Lock::Train).as_deref(),
         Some("pid 77 on node-7")
     );
     bucket
@@ -185,7 +185,7 @@ fn a_role_lease_in_the_bucket_keeps_other_machines_out_and_one_taker_wins() {
             false,
         )
         .unwrap();
-    let lock = run.lock(run::Role::Train).unwrap();
+    let lock = run.lock(run::Lock::Train).unwrap();
     assert!(bucket.get("locks/train.lease.6").unwrap().is_some());
     assert!(bucket.get("locks/train.lease.5").unwrap().is_none());
     drop(lock);
@@ -289,13 +289,18 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
         device: net::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
-    let batches = selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| {
-        finished = trainer.try_wait().unwrap();
-        // A batch of the tiny config takes milliseconds: a pause lets the mirror's passes
-        // (every 0.2 s here) carry shards and checkpoints between batches, as on a real run.
-        std::thread::sleep(SECOND / 20);
-        finished.is_none() && done < 1200
-    })
+    let batches = selfplay::roles::self_play_worker(
+        &config,
+        &run::RunLocation::Dir(worker_dir.clone()),
+        &opts,
+        |done| {
+            finished = trainer.try_wait().unwrap();
+            // A batch of the tiny config takes milliseconds: a pause lets the mirror's passes
+            // (every 0.2 s here) carry shards and checkpoints between batches, as on a real run.
+            std::thread::sleep(SECOND / 20);
+            finished.is_none() && done < 1200
+        },
+    )
     .unwrap();
     mirror.finish().unwrap();
     let status = match finished {
@@ -354,8 +359,13 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
     // A worker started now plays with the newest checkpoint, which reaches it through the
     // bucket.
     let mirror = Mirror::start(s3.bucket(url), worker_dir.clone(), Pulls::Models, SECOND).unwrap();
-    let last =
-        selfplay::roles::self_play_worker(&config, &worker_dir, &opts, |done| done < 1).unwrap();
+    let last = selfplay::roles::self_play_worker(
+        &config,
+        &run::RunLocation::Dir(worker_dir.clone()),
+        &opts,
+        |done| done < 1,
+    )
+    .unwrap();
     mirror.finish().unwrap();
     let meta = selfplay::shard::read_shard_meta(&last[0].shards[0]).unwrap();
     assert_eq!(meta.model, "000008");
@@ -444,7 +454,9 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
         )),
         "{said}"
     );
-    assert!(!said.contains("mirror-"), "{said}");
+    // The error itself (the role's log lines before it may name its mirror).
+    let error = &said[said.find("Error:").expect("an error line")..];
+    assert!(!error.contains("mirror-"), "{said}");
 }
 
 fn walk_files(dir: &Path, out: &mut Vec<String>) {
@@ -469,7 +481,7 @@ fn a_lease_removed_and_taken_again_is_lost_by_its_first_holder_whose_mirror_then
     // A lease of a minute: its renewals (every 20 s) are not what finds the takeover below;
     // the mirror's own check before it pushes is.
     let a = lease::Lease::take_for(files_a, Duration::from_secs(60), 0).unwrap();
-    bucket_a.fence_with(Role::Train, a.check());
+    bucket_a.fence_with(Lock::Train, a.check());
     let dir_a = temp("bucket-split-a");
     let mut sync_a = Syncer::new(bucket_a.clone(), dir_a.clone(), Pulls::Everything);
     std::fs::create_dir_all(dir_a.join("models/000100")).unwrap();
@@ -605,7 +617,7 @@ fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays
     let files_a = Arc::new(BucketLease::new(bucket_a.clone(), "locks/train.lease"));
     let a = lease::Lease::take_for(files_a, Duration::from_secs(60), 0).unwrap();
     assert_eq!(a.epoch(), 1);
-    bucket_a.fence_with(Role::Train, a.check());
+    bucket_a.fence_with(Lock::Train, a.check());
     let dir_a = temp("bucket-epoch-a");
     checkpoint(&dir_a, 96, 1, None, "w96");
     Syncer::new(bucket_a.clone(), dir_a.clone(), Pulls::Everything)
@@ -619,13 +631,13 @@ fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays
     let mut sync_b = Syncer::new(bucket_b.clone(), dir_b.clone(), Pulls::Everything);
     sync_b.pass().unwrap();
     let run_b = RunDir::mirrored(&dir_b, bucket_b.clone());
-    let role_b = run_b.lock(Role::Train).unwrap();
+    let role_b = run_b.lock(Lock::Train).unwrap();
     assert_eq!(
         role_b.epoch(),
         2,
         "the deleted lease's epoch was handed out again"
     );
-    assert_eq!(run_b.epoch(Role::Train), Some(2));
+    assert_eq!(run_b.epoch(Lock::Train), Some(2));
 
     // A's pass under way: its fence was asked before B took over (a view of the bucket that
     // asks nothing stands for it).
@@ -670,7 +682,7 @@ fn a_stale_trainers_last_push_is_replaced_by_the_newer_epoch_and_the_chain_stays
     let stale = s3.bucket(url);
     let view = Arc::new(BucketLease::new(stale.clone(), "locks/view.lease"));
     let view = lease::Lease::take_for(view, Duration::from_secs(60), 0).unwrap();
-    stale.fence_with(Role::Train, view.check());
+    stale.fence_with(Lock::Train, view.check());
     std::fs::write(dir_a.join("models/best"), b"000108\n").unwrap();
     let mut sync_stale = Syncer::new(stale.clone(), dir_a.clone(), Pulls::Everything);
     sync_stale.pass().unwrap();
@@ -740,7 +752,7 @@ fn a_stale_gatekeepers_pointer_gives_way_to_the_newer_epochs_and_stops_its_write
     let mut sync_1 = Syncer::new(bucket_1.clone(), dir_1.clone(), Pulls::Everything);
     sync_1.pass().unwrap();
     let run_1 = RunDir::mirrored(&dir_1, bucket_1.clone());
-    let gate_1 = run_1.lock(Role::Gate).unwrap();
+    let gate_1 = run_1.lock(Lock::Gate).unwrap();
     assert_eq!(gate_1.epoch(), 1);
     run_1.set_best(&dir_1.join("models/000102")).unwrap();
     sync_1.pass().unwrap();
@@ -753,7 +765,7 @@ fn a_stale_gatekeepers_pointer_gives_way_to_the_newer_epochs_and_stops_its_write
     let mut sync_2 = Syncer::new(bucket_2.clone(), dir_2.clone(), Pulls::Everything);
     sync_2.pass().unwrap();
     let run_2 = RunDir::mirrored(&dir_2, bucket_2.clone());
-    let gate_2 = run_2.lock(Role::Gate).unwrap();
+    let gate_2 = run_2.lock(Lock::Gate).unwrap();
     assert_eq!(
         gate_2.epoch(),
         2,
@@ -784,7 +796,7 @@ fn a_stale_gatekeepers_pointer_gives_way_to_the_newer_epochs_and_stops_its_write
     let stale = s3.bucket(url);
     let view = Arc::new(BucketLease::new(stale.clone(), "locks/view.lease"));
     let view = lease::Lease::take_for(view, Duration::from_secs(60), 0).unwrap();
-    stale.fence_with(Role::Gate, view.check());
+    stale.fence_with(Lock::Gate, view.check());
     Syncer::new(stale.clone(), dir_1.clone(), Pulls::Everything)
         .pass()
         .unwrap();

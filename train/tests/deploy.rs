@@ -279,7 +279,7 @@ fn check_submitted_run(
     wait_for(
         "the trainer to give its role up",
         Duration::from_secs(60),
-        || rundir.role_holder(run::Role::Train).is_none(),
+        || rundir.role_holder(run::Lock::Train).is_none(),
     );
     let before = rundir.checkpoints().last().map_or(0, |c| c.0);
     submit_trainer();

@@ -238,7 +238,10 @@ impl Roles<'_> {
     }
 
     fn worker(&mut self) -> Role {
-        let args = ["worker", "--games", "32", "--threads", "1"];
+        // Batches of a second or two, as the config's rounds: smaller ones filled the run
+        // with thousands of shards, and every trainer started later pulled them all first
+        // (the suite grew from 100 s to 370 s).
+        let args = ["worker", "--games", "256", "--threads", "1"];
         self.spawn(&workspace_bin("selfplay"), &args, &[])
     }
 
@@ -391,7 +394,15 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
         url,
         started: 0,
     };
-    let mut faults = Vec::new();
+    // Each fault met is said with the suite's time, so that a slow step shows in the log.
+    let (mut faults, t_suite) = (Vec::new(), Instant::now());
+    let met = |faults: &mut Vec<&str>, fault: &'static str| {
+        eprintln!(
+            "fault suite, {:>4.0} s: {fault}",
+            t_suite.elapsed().as_secs_f64()
+        );
+        faults.push(fault);
+    };
     const FOREVER: u64 = 1_000_000;
 
     // Two trainers started at once: exactly one holds the role, the other is refused by name.
@@ -408,7 +419,7 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
     let refused_said =
         std::fs::read_to_string(dir.join(format!("role-{}.stderr", refused + 1))).unwrap();
     assert!(refused_said.contains("held by pid"), "{refused_said}");
-    faults.push("two trainers started at once");
+    met(&mut faults, "two trainers started at once");
     let mut worker = roles.worker();
     let mut gatekeeper = roles.judge("gatekeeper");
     let mut rater = roles.judge("rate");
@@ -416,7 +427,10 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
 
     // A network blip shorter than the lease (6 s): the trainer keeps the role.
     proxy.blip(Duration::from_secs(2));
-    faults.push("a network blip of 2 s (every connection shut, new ones refused)");
+    met(
+        &mut faults,
+        "a network blip of 2 s (every connection shut, new ones refused)",
+    );
     progress(&bucket, "a blip");
     assert!(
         trainer.running(),
@@ -428,25 +442,25 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
     std::thread::sleep(random_moment(&mut seed, Duration::from_secs(2)));
     rater.kill9();
     rater = roles.judge("rate");
-    faults.push("the rater killed by SIGKILL");
+    met(&mut faults, "the rater killed by SIGKILL");
 
     // Slow transfers: every chunk of every request held back.
     proxy.slow(Duration::from_millis(150), Duration::from_secs(3));
-    faults.push("slow transfers for 3 s (150 ms a chunk)");
+    met(&mut faults, "slow transfers for 3 s (150 ms a chunk)");
     progress(&bucket, "slow transfers");
 
     // The gatekeeper killed at a random moment: the next one takes the `gate` role once the
     // lease runs out (started again until it is no longer refused).
     std::thread::sleep(random_moment(&mut seed, Duration::from_secs(2)));
     gatekeeper.kill9();
-    faults.push("the gatekeeper killed by SIGKILL");
+    met(&mut faults, "the gatekeeper killed by SIGKILL");
     gatekeeper = restart_until_taken(&bucket, "gate", || roles.judge("gatekeeper"));
 
     // A worker killed at a random moment; another takes its place.
     std::thread::sleep(random_moment(&mut seed, Duration::from_secs(2)));
     worker.kill9();
     worker = roles.worker();
-    faults.push("a worker killed by SIGKILL");
+    met(&mut faults, "a worker killed by SIGKILL");
     progress(&bucket, "a killed worker");
 
     // The trainer killed at a random moment: its lease runs out, and a new trainer (started
@@ -455,7 +469,7 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
     std::thread::sleep(random_moment(&mut seed, Duration::from_secs(2)));
     let (_, epoch_before) = newest(&bucket);
     trainer.kill9();
-    faults.push("the trainer killed by SIGKILL");
+    met(&mut faults, "the trainer killed by SIGKILL");
     trainer = restart_until_taken(&bucket, "train", || roles.trainer(FOREVER, &[]));
     let (_, epoch) = progress(&bucket, "a killed trainer");
     assert!(epoch > epoch_before, "epoch {epoch} after {epoch_before}");
@@ -469,7 +483,7 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
         }
     };
     delete_lease();
-    faults.push("the lease object deleted");
+    met(&mut faults, "the lease object deleted");
     wait_until("the lease made again", Duration::from_secs(10), || {
         holder_pid(&bucket) == Some(trainer.pid())
     });
@@ -491,8 +505,11 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
         || holder_pid(&bucket) == Some(second.pid()),
     );
     signal(&trainer, "CONT");
-    faults.push("the trainer stalled, the lease object deleted, a second trainer started");
-    let gone = trainer.wait("the first trainer's exit", Duration::from_secs(30));
+    met(
+        &mut faults,
+        "the trainer stalled, the lease object deleted, a second trainer started",
+    );
+    let gone = trainer.wait("the first trainer's exit", Duration::from_secs(60));
     assert!(!gone, "the first trainer ended well");
     let said = trainer.said();
     assert!(
@@ -526,7 +543,10 @@ fn a_run_on_s3_meets_every_fault_in_turn_and_keeps_one_trainer_and_one_chain() {
         "{}",
         second.said()
     );
-    faults.push("a trainer 1 s ahead (refused) and one 10 s ahead (takes the role)");
+    met(
+        &mut faults,
+        "a trainer 1 s ahead (refused) and one 10 s ahead (takes the role)",
+    );
     let (_, epoch_last) = progress(&bucket, "a clock 10 s ahead");
     assert!(
         epoch_last > epoch_second,

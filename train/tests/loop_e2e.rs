@@ -487,7 +487,7 @@ fn a_second_process_on_the_run_is_refused_with_the_holder_named() {
     let config = dir.join("tiny.toml");
     std::fs::write(&config, TINY).unwrap();
     let run = dir.join("run");
-    let held = run::RunDir::new(&run).lock(run::Role::Train).unwrap();
+    let held = run::RunDir::new(&run).lock(run::Lock::Train).unwrap();
     let out = train_loop(&config, &run, &[]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

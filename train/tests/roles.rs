@@ -37,10 +37,15 @@ fn work_until_trainer_ends(
         device: net::model::parse_device("cpu").unwrap(),
     };
     let mut finished = None;
-    let batches = selfplay::roles::self_play_worker(config, run, &opts, |done| {
-        finished = trainer.try_wait().unwrap();
-        finished.is_none() && done < 200
-    })
+    let batches = selfplay::roles::self_play_worker(
+        config,
+        &run::RunLocation::Dir(run.to_path_buf()),
+        &opts,
+        |done| {
+            finished = trainer.try_wait().unwrap();
+            finished.is_none() && done < 200
+        },
+    )
     .unwrap();
     let status = finished.unwrap_or_else(|| trainer.wait().unwrap());
     (batches, status)

@@ -2,7 +2,7 @@
 
 use super::{check_url, StoreError};
 use crate::lease::LeaseCheck;
-use crate::role::Role;
+use crate::role::Lock;
 use object_store::aws::{AmazonS3, AmazonS3Builder, S3ConditionalPut};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path as Key;
@@ -29,7 +29,7 @@ pub struct Bucket {
     /// asks each whether it is still held, and once one is lost (another holder took the role
     /// over) pushes nothing more, so a stale holder's checkpoints and best pointer never reach
     /// the bucket.
-    fences: Mutex<Vec<(Role, LeaseCheck)>>,
+    fences: Mutex<Vec<(Lock, LeaseCheck)>>,
     /// Unreadable keys already said (once per process).
     skipped: Mutex<BTreeSet<String>>,
 }
@@ -89,11 +89,11 @@ impl Bucket {
 
     /// Fence this process's writes to the bucket by the lease of role `role`
     /// ([`crate::lease::Lease::check`]).
-    pub fn fence_with(&self, role: Role, check: LeaseCheck) {
+    pub fn fence_with(&self, role: Lock, check: LeaseCheck) {
         self.fences().push((role, check));
     }
 
-    fn fences(&self) -> std::sync::MutexGuard<'_, Vec<(Role, LeaseCheck)>> {
+    fn fences(&self) -> std::sync::MutexGuard<'_, Vec<(Lock, LeaseCheck)>> {
         self.fences.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -111,7 +111,7 @@ impl Bucket {
 
     /// Whether this process holds role `role` under `epoch`, not known to be lost (no I/O):
     /// the one writer whose writes of that epoch may replace an older epoch's.
-    pub(super) fn holds_epoch(&self, role: Role, epoch: u64) -> bool {
+    pub(super) fn holds_epoch(&self, role: Lock, epoch: u64) -> bool {
         let fences = self.fences();
         let mut held = fences.iter().filter(|(r, _)| *r == role);
         held.any(|(_, f)| f.epoch() == epoch && !f.lost())
@@ -119,7 +119,7 @@ impl Bucket {
 
     /// A newer epoch's write of role `role` was found where this process writes: its lease of
     /// that role is lost for good, whoever holds the lease files now.
-    pub(super) fn supersede(&self, role: Role) {
+    pub(super) fn supersede(&self, role: Lock) {
         let fences = self.fences();
         for (_, f) in fences.iter().filter(|(r, _)| *r == role) {
             f.lose();

@@ -1,4 +1,4 @@
-//! Role leases in a bucket: numbered objects created with a conditional put (`crate::lease`'s
+//! Lock leases in a bucket: numbered objects created with a conditional put (`crate::lease`'s
 //! storage for a run on S3).
 
 use super::{Bucket, StoreError};

@@ -3,7 +3,7 @@
 
 use super::{Bucket, Pulls, StoreError};
 use crate::atomic::{temporary_name, write_atomic};
-use crate::role::Role;
+use crate::role::Lock;
 use crate::rundir::{epoch_in, BestPointer, META_FILE};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -181,35 +181,37 @@ impl Syncer {
         }
     }
 
-    /// One pass: push what changed here, pull what changed there.
+    /// One pass: push what changed here, pull what changed there. A process whose role was
+    /// taken over is on its way out: its passes push nothing and pull nothing either (pulling
+    /// what the new holder wrote while this one stalled held its exit up for tens of seconds).
     pub fn pass(&mut self) -> Result<Moved, StoreError> {
         let mut moved = Moved::default();
+        if self.bucket.fenced() || !self.bucket.still_held() {
+            if !self.fenced_said {
+                tracing::error!(
+                    "{}: this process's role was taken over: it pushes and pulls nothing more",
+                    self.bucket.url()
+                );
+                self.fenced_said = true;
+            }
+            return Ok(moved);
+        }
         let mut remote = self.list()?;
         let mut local = Vec::new();
         walk(&self.root, &self.root, &mut local);
         local.sort();
         let mut pushed_now = BTreeSet::new();
-        if self.bucket.fenced() || !self.bucket.still_held() {
-            if !self.fenced_said {
-                tracing::error!(
-                    "{}: this process's role was taken over: it pushes nothing more",
-                    self.bucket.url()
-                );
-                self.fenced_said = true;
-            }
-        } else {
-            self.push_checkpoints(&local, &mut remote, &mut moved)?;
-            // Checkpoints first, so that a best pointer never goes up before what it names (nor
-            // after a newer epoch's checkpoint was found among them).
-            if self.fence_pointer(&remote)? {
-                pushed_now.insert(BEST);
-            }
-            let bucket = self.bucket.clone();
-            let files = local.iter().filter(|r| checkpoint_of(r).is_none());
-            for rel in files.filter(|_| !bucket.fenced()) {
-                if self.push_file(rel, remote.get(rel), &mut moved)? {
-                    pushed_now.insert(rel.as_str());
-                }
+        self.push_checkpoints(&local, &mut remote, &mut moved)?;
+        // Checkpoints first, so that a best pointer never goes up before what it names (nor
+        // after a newer epoch's checkpoint was found among them).
+        if self.fence_pointer(&remote)? {
+            pushed_now.insert(BEST);
+        }
+        let bucket = self.bucket.clone();
+        let files = local.iter().filter(|r| checkpoint_of(r).is_none());
+        for rel in files.filter(|_| !bucket.fenced()) {
+            if self.push_file(rel, remote.get(rel), &mut moved)? {
+                pushed_now.insert(rel.as_str());
             }
         }
         match self.pulls {
@@ -373,14 +375,14 @@ impl Syncer {
             return Ok(done);
         }
         let (mine, their) = (epoch_in(&ours), epoch_in(&theirs));
-        let holder = self.bucket.holds_epoch(Role::Train, mine);
+        let holder = self.bucket.holds_epoch(Lock::Train, mine);
         Ok(if their > mine && holder {
             tracing::error!(
                 "{}: {dir} was written under epoch {their}, after this trainer's {mine}: \
                  another trainer holds the run now, and this one pushes nothing more",
                 self.bucket.url()
             );
-            self.bucket.supersede(Role::Train);
+            self.bucket.supersede(Lock::Train);
             Claim::Superseded
         } else if their <= mine && holder {
             Claim::Replace
