@@ -201,15 +201,17 @@ impl JudgeRole {
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse_config(&text, path)
+    parse_config(&read_config(path)?, path)
+}
+
+fn read_config(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The run and `[eval]` tables of config `text`, read from `path` (what errors name).
 fn parse_config(text: &str, path: &Path) -> Result<(RunConfig, EvalConfig)> {
     let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-    let rc = RunConfig::parse(text).map_err(named)?;
+    let rc = RunConfig::parse_from(text, path).map_err(anyhow::Error::msg)?;
     let ec = EvalConfig::from_table(&rc.table).map_err(named)?;
     Ok((rc, ec))
 }
@@ -601,9 +603,7 @@ fn rate(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<
 /// What the judging roles of the run at `run` play with, from `config` (which must be a config
 /// of the run's game) and `device`.
 fn judging(config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("cannot read {}", config.display()))?;
-    judging_of(&text, config, run, device)
+    judging_of(&read_config(config)?, config, run, device)
 }
 
 /// [`judging`] of config `text`, read from `config`.

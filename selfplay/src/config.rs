@@ -45,7 +45,12 @@ impl RunConfig {
     pub fn load(path: &Path) -> Result<RunConfig, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        Self::parse_from(&text, path)
+    }
+
+    /// [`RunConfig::parse`] of `text`, read from `path`: its errors name the file.
+    pub fn parse_from(text: &str, path: &Path) -> Result<RunConfig, String> {
+        Self::parse(text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     pub fn parse(text: &str) -> Result<RunConfig, String> {

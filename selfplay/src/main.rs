@@ -155,8 +155,7 @@ fn main() -> Result<()> {
             }));
             let seed = seed.unwrap_or_else(selfplay::roles::fresh_seed);
             let opening = location.open_role(Role::SelfPlayRun, &config)?;
-            let cfg = RunConfig::parse(opening.text())
-                .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))?;
+            let cfg = RunConfig::parse_from(opening.text(), &config).map_err(anyhow::Error::msg)?;
             // The shard names the checkpoint itself (`best` is resolved), as the loop's do.
             let dir = match model.as_str() {
                 "random" => None,

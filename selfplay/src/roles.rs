@@ -221,8 +221,8 @@ pub fn self_play_worker(
     keep_going: impl FnMut(usize) -> bool,
 ) -> Result<Vec<RunSummary>> {
     let opening = run.open_role(Role::Worker, config)?;
-    let worker = RunConfig::parse(opening.text())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", config.display()))
+    let worker = RunConfig::parse_from(opening.text(), config)
+        .map_err(anyhow::Error::msg)
         .and_then(|cfg| Worker::new(cfg, opts));
     let mut worker = opening.name_objects(worker)?;
     let session = opening.enter()?;
