@@ -742,17 +742,24 @@ mod tests {
         assert_eq!(super::take(&files, &me, 9, || now, |_| true).unwrap().0, 13);
     }
 
-    /// A lease's files whose storage stops answering while `down` is set.
+    /// A lease's files whose storage stops answering while `down` is set, and which lists
+    /// number 5 once more after it is gone while `stale_listings` counts down (the lease
+    /// object deleted between a holder's listing and its read).
     #[derive(Debug)]
     struct Flaky {
         files: DirLease,
         down: Arc<AtomicBool>,
+        stale_listings: AtomicUsize,
     }
 
     impl LeaseFiles for Flaky {
         fn numbers(&self) -> std::io::Result<Vec<u64>> {
             if self.down.load(Ordering::SeqCst) {
                 return Err(std::io::Error::other("connection reset"));
+            }
+            if self.stale_listings.load(Ordering::SeqCst) > 0 {
+                self.stale_listings.fetch_sub(1, Ordering::SeqCst);
+                return Ok(vec![5]);
             }
             self.files.numbers()
         }
@@ -780,6 +787,7 @@ mod tests {
         let files = Flaky {
             files: DirLease::new(&base),
             down: down.clone(),
+            stale_listings: AtomicUsize::new(0),
         };
         // Renewed every 500 ms for 1.5 s: a blip must outlast a whole second to cost it.
         let lease = Lease::take_for(Arc::new(files), Duration::from_millis(1500), 0).unwrap();
@@ -849,39 +857,6 @@ mod tests {
         assert_eq!(newest(&*files), Some(5), "made again under its own epoch");
     }
 
-    /// Files whose numbers are listed once more after the file is gone: the lease object
-    /// deleted between a holder's listing and its read.
-    #[derive(Debug)]
-    struct Vanishing {
-        files: DirLease,
-        stale_listings: AtomicUsize,
-    }
-
-    impl LeaseFiles for Vanishing {
-        fn numbers(&self) -> std::io::Result<Vec<u64>> {
-            if self.stale_listings.load(Ordering::SeqCst) > 0 {
-                self.stale_listings.fetch_sub(1, Ordering::SeqCst);
-                return Ok(vec![5]);
-            }
-            self.files.numbers()
-        }
-        fn read(&self, n: u64) -> std::io::Result<Option<String>> {
-            self.files.read(n)
-        }
-        fn create(&self, n: u64, text: &str) -> std::io::Result<bool> {
-            self.files.create(n, text)
-        }
-        fn replace(&self, n: u64, text: &str) -> std::io::Result<()> {
-            self.files.replace(n, text)
-        }
-        fn remove(&self, n: u64) {
-            self.files.remove(n)
-        }
-        fn location(&self) -> PathBuf {
-            self.files.location()
-        }
-    }
-
     /// A lease deleted between the holder's listing and its read is made again, not read as
     /// taken over. Fails if the read that finds the listed number gone counts as a takeover:
     /// the holder would stop for good though no one holds the role (the fault suite's trainer
@@ -889,8 +864,9 @@ mod tests {
     #[test]
     fn a_lease_deleted_between_listing_and_reading_is_made_again() {
         let base = temp("vanishing");
-        let files = Vanishing {
+        let files = Flaky {
             files: DirLease::new(&base),
+            down: Arc::new(AtomicBool::new(false)),
             stale_listings: AtomicUsize::new(0),
         };
         let me = holder(std::process::id(), "here", u128::MAX);
