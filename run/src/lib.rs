@@ -32,4 +32,4 @@ pub use rundir::{
     ShardSource, FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
 };
 pub use session::{Opening, Session, SessionError};
-pub use stop::{install_stop_handler, stop_requested, Stop};
+pub use stop::{install_stop_handler, stop_requested, Stop, StopGuard};

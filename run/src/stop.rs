@@ -55,43 +55,66 @@ pub fn stop_requested() -> bool {
     STOP_REQUESTED.load(Ordering::SeqCst)
 }
 
-/// When long work ends between its pieces (a round of self-play games, a batch of a match):
-/// at the process's stop request ([`stop_requested`]: SIGINT or SIGTERM), and
-/// for a token made with [`Stop::with_flag`], also when its caller sets the flag. Deep loops
-/// take one of these from their caller instead of reading the process's request themselves.
+/// When long work ends between its pieces (a round of self-play games, a batch of a match,
+/// a training step): at the process's stop request ([`stop_requested`]: SIGINT or SIGTERM),
+/// and for a token made by [`Stop::child`], also when its [`StopGuard`] is dropped or asked
+/// to stop. A role's token comes from its `run::Session`; deep loops take one from their
+/// caller instead of reading the process's request themselves, so that a part of a role (the
+/// concurrent loop's self-play thread) can be stopped without stopping the process.
 #[derive(Clone, Debug, Default)]
 pub struct Stop {
-    flag: Option<Arc<AtomicBool>>,
+    /// The flags of this token and of the tokens it was made from (none: the signal only).
+    flags: Vec<Arc<AtomicBool>>,
 }
 
 impl Stop {
     /// Stops at the process's stop request only.
     pub fn on_signal() -> Stop {
-        Stop { flag: None }
+        Stop { flags: Vec::new() }
     }
 
-    /// Stops at the process's stop request, or once `flag` is set.
-    pub fn with_flag(flag: Arc<AtomicBool>) -> Stop {
-        Stop { flag: Some(flag) }
+    /// A token that stops when this one does, or when the guard returned with it is dropped
+    /// or asked to ([`StopGuard::stop`]). Dropping the guard stops the child on every way out
+    /// of a scope, panics included: a `std::thread::scope` waits for its threads before the
+    /// panic of its body goes on, so threads that ran until a flag was set would otherwise
+    /// play on forever.
+    pub fn child(&self) -> (Stop, StopGuard) {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut flags = self.flags.clone();
+        flags.push(flag.clone());
+        (Stop { flags }, StopGuard(flag))
     }
 
     pub fn requested(&self) -> bool {
-        stop_requested()
-            || self
-                .flag
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
+        stop_requested() || self.flags.iter().any(|f| f.load(Ordering::Relaxed))
     }
 }
 
 /// Two tokens are equal when they stop at the same requests.
 impl PartialEq for Stop {
     fn eq(&self, other: &Stop) -> bool {
-        match (&self.flag, &other.flag) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
+        self.flags.len() == other.flags.len()
+            && self
+                .flags
+                .iter()
+                .zip(&other.flags)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+}
+
+/// Stops the child token made with it ([`Stop::child`]) when dropped, or before.
+#[derive(Debug)]
+pub struct StopGuard(Arc<AtomicBool>);
+
+impl StopGuard {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -124,4 +147,60 @@ fn kill_self() -> ! {
 #[cfg(not(unix))]
 fn kill_self() -> ! {
     std::process::abort()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child stops when its guard is dropped, its parent does not, and a grandchild stops
+    /// with its parent's guard. Fails if the child forgot its ancestors' flags or a guard set
+    /// a flag it does not own.
+    #[test]
+    fn a_child_stops_with_its_guard_and_its_parents() {
+        let (child, guard) = Stop::on_signal().child();
+        let (grandchild, _grand_guard) = child.child();
+        assert!(!child.requested() && !grandchild.requested());
+        drop(guard);
+        assert!(child.requested(), "the child's guard was dropped");
+        assert!(
+            grandchild.requested(),
+            "the grandchild's parent was stopped"
+        );
+        let (sibling, _sibling_guard) = Stop::on_signal().child();
+        assert!(!sibling.requested(), "another child stopped with this one");
+        assert!(!Stop::on_signal().requested());
+        assert_ne!(child, sibling);
+        assert_eq!(child.clone(), child);
+    }
+
+    /// A scope whose body panics (the concurrent loop's training side) still stops the thread
+    /// it spawned (self-play), and the panic comes out. Fails without the guard's drop: the
+    /// thread then gives up waiting after 5 s, not having seen the stop.
+    #[test]
+    fn a_panic_in_the_scope_stops_its_threads() {
+        let saw = AtomicBool::new(false);
+        let (stop, stop_all) = Stop::on_signal().child();
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let _stop_all = stop_all;
+                scope.spawn(|| {
+                    let t0 = std::time::Instant::now();
+                    while t0.elapsed() < std::time::Duration::from_secs(5) {
+                        if stop.requested() {
+                            saw.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                });
+                panic!("the trainer's side failed");
+            })
+        }));
+        assert!(out.is_err(), "the panic was lost");
+        assert!(
+            saw.load(Ordering::Relaxed),
+            "the thread did not see the stop"
+        );
+    }
 }

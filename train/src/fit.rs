@@ -407,15 +407,16 @@ impl Trainer {
 
     /// Train until the step counter reaches `target`, drawing batches from `window`; `each` is
     /// called after every step with the step number and its losses. A non-finite loss is an
-    /// error (the weights after that step are not to be saved); a stop request (SIGINT,
-    /// SIGTERM) ends early, at a step the caller can save and resume from.
+    /// error (the weights after that step are not to be saved); `stop` ends it early, at a step
+    /// the caller can save and resume from.
     pub fn train_until(
         &mut self,
         window: &Window,
         target: u64,
+        stop: &run::Stop,
         mut each: impl FnMut(&Trainer, u64, &Losses),
     ) -> Result<(), FitError> {
-        while self.state.step < target && !run::stop_requested() {
+        while self.state.step < target && !stop.requested() {
             let batch = window.batch(
                 self.cfg.batch_size,
                 self.cfg.seed,

@@ -206,9 +206,10 @@ fn train_for(opts: &LearningOptions, run: &RunDir) -> Result<()> {
     let location = run::RunLocation::Dir(run.root().to_path_buf());
     let (session, cfg) = enter_loop(&location, &opts.config, overrides, |_| Ok(()))?;
     run_loop(&session, &cfg, !opts.quiet, |s| println!("{}", s.line()))?;
+    let stopped = session.stop().requested();
     session.finish()?;
     anyhow::ensure!(
-        !run::stop_requested(),
+        !stopped,
         "stopped: run the same command to resume the benchmark"
     );
     Ok(())

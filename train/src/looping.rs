@@ -280,8 +280,9 @@ pub fn run_loop(
     // them on resume (judged on the clock, a limit passed between the record and the check
     // left the run a hair short, and a resume trained one more iteration).
     let mut recorded = 0.0;
+    let stop = session.stop();
     loop {
-        if run::stop_requested() {
+        if stop.requested() {
             eprintln!(
                 "stopped at iteration {} before its {:?} phase; run the same command to resume",
                 state.iteration, state.phase
@@ -301,7 +302,7 @@ pub fn run_loop(
             Ok(None) => {}
             // A stop request cuts a phase short (a match, self-play): it is played again on
             // resume, since loop.json did not move on.
-            Err(e) if run::stop_requested() => {
+            Err(e) if stop.requested() => {
                 eprintln!("stopped during the {:?} phase of iteration {} ({e:#}); run the same command to resume", state.phase, state.iteration);
                 break;
             }
@@ -336,7 +337,7 @@ impl Looper<'_> {
     /// thread pool of its own, each on its share of the cores, talking only through the run directory as the separate
     /// roles would; every training round is a line of `iterations.jsonl` (its checkpoint and
     /// loop time, which the learning benchmark reads). Ends at the iteration or time limit or a
-    /// stop request; the worker finishes its batch in flight first. Resumes like the roles: the
+    /// stop request; the worker keeps the games of its batch in flight that finished. Resumes like the roles: the
     /// trainer from the newest checkpoint, the rounds' numbering from `iterations.jsonl`.
     fn run_concurrent(
         &self,
@@ -374,11 +375,14 @@ impl Looper<'_> {
             device: self.device.clone(),
         };
         let mut worker = Worker::new(self.cfg.run.clone(), &worker)?;
+        // Self-play and the rater stop when training ends (the guard's drop, on every way out
+        // of the scope, a panic included), or at the role's stop.
+        let (stop, stop_all) = self.session.stop().child();
+        worker.stop = stop.clone();
         let rounds = crate::roles::TrainerRounds {
             ratio: l.ratio,
             until_step: None,
-            device: self.device.clone(),
-            progress: false,
+            fitting: self.fitting(false),
             // The concurrent loop has no gate: the newest network plays (what measured best).
             promote: Promotion::Newest,
             anneal: (l.lr_anneal > 0.0).then(|| crate::roles::Anneal {
@@ -398,17 +402,11 @@ impl Looper<'_> {
         let recorded = std::sync::atomic::AtomicU64::new(0.0f64.to_bits());
         let recorded_seconds =
             || f64::from_bits(recorded.load(std::sync::atomic::Ordering::Relaxed));
-        let stop = std::sync::atomic::AtomicBool::new(false);
         let mut done = Vec::new();
         let (mut t_round, mut generated_before) = (Instant::now(), 0);
         std::thread::scope(|scope| -> Result<()> {
-            // Self-play and the rater stop when training ends, even by a panic.
-            let _stop_all = SetOnDrop(&stop);
-            let playing = scope.spawn(|| {
-                worker.play_batches(&self.run, |_| {
-                    !stop.load(std::sync::atomic::Ordering::Relaxed)
-                })
-            });
+            let stop_all = stop_all;
+            let playing = scope.spawn(|| worker.play_batches(&self.run, |_| true));
             let rating = rater_pool
                 .as_ref()
                 .zip(self.rater.as_ref())
@@ -450,7 +448,7 @@ impl Looper<'_> {
                     },
                 )
             });
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            stop_all.stop();
             let played = playing
                 .join()
                 .map_err(|_| anyhow::anyhow!("the self-play worker panicked"))?;
@@ -519,7 +517,8 @@ impl Looper<'_> {
         t_iter: &mut Instant,
     ) -> Result<Option<IterationSummary>> {
         let it = state.iteration;
-        let stopping = run::stop_requested;
+        let session = self.session;
+        let stopping = || session.stop().requested();
         match state.phase {
             Phase::SelfPlay => {
                 *t_iter = Instant::now();
@@ -570,6 +569,7 @@ impl Looper<'_> {
         };
         let mut worker = Worker::new(cfg.run.clone(), &worker_options)?;
         worker.progress = progress;
+        worker.stop = session.stop().clone();
         let judging = eval::Judging {
             game: cfg.run.game.clone(),
             search: cfg.run.search.clone(),
@@ -620,6 +620,15 @@ impl Looper<'_> {
         let iterations = l.iterations > 0 && iteration >= l.iterations;
         let minutes = l.minutes > 0.0 && seconds >= l.minutes * 60.0;
         iterations || minutes
+    }
+
+    /// How a fit of the loop runs: on its device, heeding its session's stop.
+    fn fitting(&self, progress: bool) -> crate::roles::Fitting {
+        crate::roles::Fitting {
+            device: self.device.clone(),
+            progress,
+            stop: self.session.stop().clone(),
+        }
     }
 
     fn best(&self) -> Result<std::path::PathBuf> {
@@ -673,8 +682,7 @@ impl Looper<'_> {
             &self.cfg.run,
             &train,
             crate::roles::FitTarget::Until(target),
-            &self.device,
-            self.progress,
+            &self.fitting(self.progress),
             &mut self.tb,
         )?;
         match fitted {
@@ -748,9 +756,9 @@ impl Looper<'_> {
     /// The concurrent loop's rater: until `stop`, rate the newest checkpoint whenever there is
     /// a newer one than the last rated (checkpoints that were overtaken while it played are
     /// skipped), refreshing the rating table after each.
-    fn rate_newest_until(&self, rater: &Rater, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
+    fn rate_newest_until(&self, rater: &Rater, stop: &run::Stop) -> Result<()> {
         let mut rated = None;
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        while !stop.requested() {
             let newest = self.run.newest();
             let Some((step, dir)) = newest.filter(|(step, _)| Some(*step) != rated) else {
                 std::thread::sleep(Duration::from_millis(200));
@@ -834,50 +842,9 @@ pub fn final_match(cfg: &FullConfig, run: &Path, progress: bool) -> Result<Optio
 /// Seed of the final match (its openings), apart from the loop's gate and rating seeds.
 const FINAL_MATCH_SEED: u64 = 7_000_001;
 
-/// Sets its flag when dropped, on the way out of a scope whether it returns or unwinds: a
-/// scope waits for its threads before a panic of its body goes on, so threads that run until a
-/// flag is set would otherwise play on forever.
-struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
-
-impl Drop for SetOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A scope whose body panics (the concurrent loop's training side) still stops the thread
-    /// it spawned (self-play), and the panic comes out. Fails without the guard: the thread
-    /// then gives up waiting after 5 s, not having seen the flag.
-    #[test]
-    fn a_panic_in_the_scope_stops_its_threads() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let (stop, saw) = (AtomicBool::new(false), AtomicBool::new(false));
-        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            std::thread::scope(|scope| {
-                let _stop_all = SetOnDrop(&stop);
-                scope.spawn(|| {
-                    let t0 = std::time::Instant::now();
-                    while t0.elapsed() < std::time::Duration::from_secs(5) {
-                        if stop.load(Ordering::Relaxed) {
-                            saw.store(true, Ordering::Relaxed);
-                            return;
-                        }
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                });
-                panic!("the trainer's side failed");
-            })
-        }));
-        assert!(out.is_err(), "the panic was lost");
-        assert!(
-            saw.load(Ordering::Relaxed),
-            "the thread did not see the flag"
-        );
-    }
 
     #[test]
     fn a_resumed_iteration_says_what_it_did_not_do_instead_of_printing_zeros() {

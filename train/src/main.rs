@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use train::config::{Promotion, TrainConfig};
 use train::fit::Trainer;
-use train::roles::{fit_locked, FitTarget, TrainerRounds};
+use train::roles::{fit_locked, FitTarget, Fitting, TrainerRounds};
 use train::status::RunReport;
 
 #[derive(Parser)]
@@ -218,8 +218,11 @@ fn main() -> Result<()> {
             let rounds = TrainerRounds {
                 ratio,
                 until_step,
-                device,
-                progress: true,
+                fitting: Fitting {
+                    device,
+                    progress: true,
+                    stop: session.stop().clone(),
+                },
                 promote,
                 anneal: None,
             };
@@ -324,7 +327,7 @@ fn train_loop(
     );
     // Played before the ratings are refreshed, so that the table counts it too.
     let last = match train::looping::final_match(&cfg, run.root(), !quiet) {
-        _ if run::stop_requested() => None,
+        _ if session.stop().requested() => None,
         result => result?,
     };
     match eval::update_ratings(run.root(), eval::RatingOptions::default()) {
@@ -475,7 +478,12 @@ fn fit(
 ) -> Result<()> {
     let run = session.run();
     let mut tb = train::roles::tensorboard(run)?;
-    fit_locked(run, cfg, train, target, device, true, &mut tb)?;
+    let fitting = Fitting {
+        device: device.clone(),
+        progress: true,
+        stop: session.stop().clone(),
+    };
+    fit_locked(run, cfg, train, target, &fitting, &mut tb)?;
     Ok(())
 }
 

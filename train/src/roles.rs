@@ -25,14 +25,21 @@ pub struct TrainerRounds {
     pub ratio: f64,
     /// Stop once the step counter reaches this.
     pub until_step: Option<u64>,
-    pub device: Device,
-    /// Show each round's progress bar.
-    pub progress: bool,
+    pub fitting: Fitting,
     /// `Newest`: each new checkpoint becomes the best at once (AlphaZero, KataGo); `Gate`: a
     /// gatekeeper (`eval gatekeeper`) promotes the checkpoints that pass its gate.
     pub promote: crate::config::Promotion,
     /// The learning rate's fall towards a deadline (the concurrent loop's `loop.lr_anneal`).
     pub anneal: Option<Anneal>,
+}
+
+/// How each fit runs: its device, whether it shows a progress bar (and prints its window and
+/// mean losses), and the stop it heeds between steps (its role's, from `run::Session`).
+#[derive(Clone, Debug)]
+pub struct Fitting {
+    pub device: Device,
+    pub progress: bool,
+    pub stop: run::Stop,
 }
 
 /// The learning rate of a run with a deadline: `train.learning_rate` until `over` before the
@@ -60,7 +67,7 @@ impl Anneal {
 
 impl TrainerRounds {
     /// Fit rounds of `train.steps` steps (the last one cut to `until_step`) while
-    /// `keep_going()` says so and no stop was requested, each as soon as the run's shards
+    /// `keep_going()` says so and no stop was requested (`fitting.stop`), each as soon as the run's shards
     /// allow it; each new checkpoint becomes the best (when it promotes the newest) and is handed to
     /// `after_round` with the samples generated so far.
     pub fn run(
@@ -87,7 +94,7 @@ impl TrainerRounds {
         // A run that goes on from an earlier piece counts that piece's samples, and refills
         // its replay window before the next step (crate::piece).
         let carried = crate::piece::carried(run)?;
-        while keep_going() && !run::stop_requested() {
+        while keep_going() && !self.fitting.stop.requested() {
             let step = run.newest().map_or(0, |c| c.0);
             if self.until_step.is_some_and(|u| step >= u) {
                 break;
@@ -122,15 +129,7 @@ impl TrainerRounds {
                 None => train,
             };
             let target = FitTarget::Steps(round);
-            if let Some(fitted) = fit_locked(
-                run,
-                cfg,
-                train,
-                target,
-                &self.device,
-                self.progress,
-                &mut tb,
-            )? {
+            if let Some(fitted) = fit_locked(run, cfg, train, target, &self.fitting, &mut tb)? {
                 self.promote.promote_fitted(run, &fitted.dir)?;
                 after_round(&fitted, generated)?;
             }
@@ -235,19 +234,18 @@ pub enum FitTarget {
 
 /// One fit of the run, its `train` role held by the caller: from the newest checkpoint to
 /// `target`, written as a new one (`None` when the target was already reached, or a stop came
-/// before the first step). `verbose` shows a progress bar and prints the window and the mean
-/// losses. The losses go to `tb` (the caller's, so that a trainer's rounds share one events
+/// before the first step), as `fitting` says. The losses go to `tb` (the caller's, so that a trainer's rounds share one events
 /// file). The trainer role's rounds, `train fit` and the phased loop's fit phase are all this.
 pub fn fit_locked(
     run: &RunDir,
     cfg: &RunConfig,
     train: &TrainConfig,
     target: FitTarget,
-    device: &Device,
-    verbose: bool,
+    fitting: &Fitting,
     tb: &mut EventWriter,
 ) -> Result<Option<Fitted>> {
-    let (mut trainer, parent) = open_trainer(run, cfg, train, device)?;
+    let verbose = fitting.progress;
+    let (mut trainer, parent) = open_trainer(run, cfg, train, &fitting.device)?;
     let window = Window::load(run, &cfg.games(), train)?;
     let start = trainer.state.step;
     let target = match target {
@@ -290,7 +288,7 @@ pub fn fit_locked(
     let mut n = 0u32;
     let every = train.checkpoint_every;
     let mut tb_error = None;
-    trainer.train_until(&window, target, |t, step, l| {
+    trainer.train_until(&window, target, &fitting.stop, |t, step, l| {
         sum.add(l);
         n += 1;
         let rate = ((step - start) * t.cfg.batch_size as u64) as f64 / t0.elapsed().as_secs_f64();
@@ -325,7 +323,7 @@ pub fn fit_locked(
         eprintln!("stopped at step {start} before training: nothing new to save");
         return Ok(None);
     }
-    if run::stop_requested() {
+    if fitting.stop.requested() {
         eprintln!(
             "stopped at step {} of {target}: saving it; `train fit --until {target}` continues",
             trainer.state.step

@@ -133,8 +133,10 @@ fn training_overfits_a_handful_of_samples() {
     let model = Model::random(&cfg, &tiny_net(), &Device::flex(), 1).unwrap();
     let mut t = Trainer::new(model, tc.clone());
     let mut history = Vec::new();
-    t.train_until(&window, 600, |_, _, l| history.push(*l))
-        .unwrap();
+    t.train_until(&window, 600, &run::Stop::on_signal(), |_, _, l| {
+        history.push(*l)
+    })
+    .unwrap();
     let first = history[..5].iter().map(|l| l.total).sum::<f32>() / 5.0;
     let last: Vec<_> = history[history.len() - 10..].to_vec();
     let mean =
@@ -294,17 +296,22 @@ fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
         let device = Device::flex();
 
         let mut one = Trainer::resume(&init, tc.clone(), &device).unwrap();
-        one.train_until(&window, 6, |_, _, _| {}).unwrap();
+        one.train_until(&window, 6, &run::Stop::on_signal(), |_, _, _| {})
+            .unwrap();
 
         let mut first = Trainer::resume(&init, tc.clone(), &device).unwrap();
-        first.train_until(&window, 4, |_, _, _| {}).unwrap();
+        first
+            .train_until(&window, 4, &run::Stop::on_signal(), |_, _, _| {})
+            .unwrap();
         first.save(&RunDir::new(&run).checkpoint(4), None).unwrap();
         drop(first); // "killed" after its checkpoint
         let newest = RunDir::new(&run).checkpoints().pop().unwrap();
         assert_eq!(newest.0, 4);
         let mut second = Trainer::resume(&newest.1, tc.clone(), &device).unwrap();
         assert_eq!(second.state.step, 4);
-        second.train_until(&window, 6, |_, _, _| {}).unwrap();
+        second
+            .train_until(&window, 6, &run::Stop::on_signal(), |_, _, _| {})
+            .unwrap();
 
         let probe = window.batch(8, 123, 0, false);
         let run_model = |m: Model| {
@@ -445,7 +452,7 @@ fn a_diverging_fit_stops_with_an_error_and_writes_no_checkpoint() {
         tc,
     );
     let e = t
-        .train_until(&window, 50, |_, _, _| {})
+        .train_until(&window, 50, &run::Stop::on_signal(), |_, _, _| {})
         .unwrap_err()
         .to_string();
     assert!(
