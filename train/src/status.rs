@@ -4,12 +4,17 @@
 //! ETag in the cache, so that a second status reads only the new shards).
 
 use anyhow::{Context, Result};
-use run::store::{Bucket, COMPLETE};
+use run::store::Bucket;
+#[cfg(feature = "s3")]
+use run::store::COMPLETE;
 use run::{Lock, RunDir, ShardSource};
 use selfplay::lineage::Lineage;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "s3")]
+use std::path::PathBuf;
+#[cfg(feature = "s3")]
 use std::sync::Arc;
 
 use crate::config::run_and_train;
@@ -81,6 +86,7 @@ impl RunReport {
 
     /// The run at `url` (`s3://bucket/prefix`), read from the bucket; `cache` keeps the
     /// sample counts of the shards already read.
+    #[cfg(feature = "s3")]
     pub fn of_bucket(url: &str, cache: &Path) -> Result<RunReport> {
         let bucket = Arc::new(Bucket::open(url)?);
         let Some((text, _)) = bucket.get("config.toml")? else {
@@ -122,6 +128,12 @@ impl RunReport {
             shards,
             batch_size: train.batch_size,
         })
+    }
+
+    /// A build without S3 cannot read a bucket: [`Bucket::open`] says so.
+    #[cfg(not(feature = "s3"))]
+    pub fn of_bucket(url: &str, _cache: &Path) -> Result<RunReport> {
+        match Bucket::open(url)? {}
     }
 
     /// The report, with each worker's rate over the last `minutes`.
@@ -219,6 +231,7 @@ impl RunReport {
 
 /// The chain of the checkpoints in `bucket` (`models`: its listing under `models/`), read
 /// from each complete checkpoint's metadata.
+#[cfg(feature = "s3")]
 fn bucket_lineage(bucket: &Bucket, models: &BTreeMap<String, String>) -> Result<Lineage> {
     let mut metas = BTreeMap::new();
     for key in models.keys() {
@@ -241,6 +254,7 @@ fn bucket_lineage(bucket: &Bucket, models: &BTreeMap<String, String>) -> Result<
 /// The shards of the run in `bucket`: each one's sample count from its metadata, read by
 /// ranges, or from `cache` (shard key and ETag to samples) when it was read before. A shard
 /// whose metadata cannot be read is left out, as `train status` does with a local one.
+#[cfg(feature = "s3")]
 fn bucket_shards(bucket: &Bucket, cache: &Path) -> Result<Vec<ShardEntry>> {
     let mut known: BTreeMap<String, usize> = std::fs::read(cache)
         .ok()

@@ -15,18 +15,13 @@ pub struct Mirror {
     stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Holds the mirror directory's slot for this process.
-    pub(crate) slot: Option<File>,
+    slot: Option<File>,
 }
 
 impl std::fmt::Debug for Mirror {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Mirror({})", self.root.display())
     }
-}
-
-/// Seconds between passes: `LIFELINE_SYNC_SECONDS`, or 5.
-pub(crate) fn interval() -> Duration {
-    crate::host::env_seconds("LIFELINE_SYNC_SECONDS", 5.0)
 }
 
 impl Mirror {
@@ -100,6 +95,11 @@ impl Mirror {
     /// Stop the passes and make a last one (see `Mirror::last_pass`).
     pub fn finish(mut self) -> Result<(), StoreError> {
         self.last_pass()
+    }
+
+    /// Hold the mirror directory's slot (its lock file) as long as the mirror lives.
+    pub(crate) fn hold_slot(&mut self, slot: File) {
+        self.slot = Some(slot);
     }
 
     /// The bucket it mirrors.

@@ -40,20 +40,44 @@
 //! ranges), `lease` (role leases as conditional puts), `sync` (one pass of a mirror and the
 //! rules of what goes which way), `mirror` (the passes kept going on a thread of their own).
 
+//!
+//! Behind the `s3` feature (on by default; the binaries and the image have it): without it
+//! (the Python wheel, the fuzz targets) `absent` stands in for the rooms, with bucket types
+//! that cannot be made, and opening a bucket says that the build has no S3.
+
+#[cfg(not(feature = "s3"))]
+mod absent;
+#[cfg(feature = "s3")]
 mod bucket;
+#[cfg(feature = "s3")]
 mod lease;
+#[cfg(feature = "s3")]
 mod mirror;
+#[cfg(feature = "s3")]
 mod reader;
+#[cfg(feature = "s3")]
 mod sync;
 
+#[cfg(not(feature = "s3"))]
+pub use absent::{Bucket, BucketLease, Mirror};
+#[cfg(feature = "s3")]
 pub use bucket::Bucket;
+#[cfg(feature = "s3")]
 pub use lease::BucketLease;
-pub(crate) use mirror::interval;
+#[cfg(feature = "s3")]
 pub use mirror::Mirror;
+#[cfg(feature = "s3")]
 pub use reader::ObjectReader;
+#[cfg(feature = "s3")]
 pub use sync::{Moved, Syncer, COMPLETE};
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// Seconds between a mirror's passes: `LIFELINE_SYNC_SECONDS`, or 5.
+pub(crate) fn interval() -> Duration {
+    crate::host::env_seconds("LIFELINE_SYNC_SECONDS", 5.0)
+}
 
 /// Why the run on a bucket could not be opened or kept in step.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +90,7 @@ pub enum StoreError {
         action: &'static str,
         key: String,
         #[source]
-        source: Box<object_store::Error>,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     #[error("{path}: cannot {action}: {source}")]
     Io {
