@@ -1,5 +1,6 @@
 //! The game interface every rule set implements, and the vocabulary it speaks.
 
+use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
@@ -147,6 +148,34 @@ pub fn check_described_count(field: &str, value: u32) -> Result<(), GameError> {
         )));
     }
     Ok(())
+}
+
+/// The cell a position description names, refused by its name when `board` has no such cell.
+pub(crate) fn described_cell(board: &Board, name: &str) -> Result<Cell, GameError> {
+    board
+        .parse_cell(name)
+        .ok_or_else(|| GameError::BadPosition(format!("'{name}' is not a cell")))
+}
+
+/// The stones a position description names (Black's, then White's), each a cell of `board`,
+/// no cell holding both colours. Every game's `from_position` starts with these.
+pub(crate) fn described_stones(
+    board: &Board,
+    black: &[String],
+    white: &[String],
+) -> Result<[CellSet; 2], GameError> {
+    let cells = |names: &[String]| -> Result<CellSet, GameError> {
+        let mut set = CellSet::EMPTY;
+        for n in names {
+            set.insert(described_cell(board, n)? as usize);
+        }
+        Ok(set)
+    };
+    let (black, white) = (cells(black)?, cells(white)?);
+    if black.intersects(&white) {
+        return Err(GameError::BadPosition("a cell holds both colours".into()));
+    }
+    Ok([black, white])
 }
 
 /// The rules of one game, as the search and the data pipeline see them.

@@ -19,7 +19,7 @@
 use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
-use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
+use crate::game::{described_stones, Action, EndReason, Game, GameError, Outcome, Player};
 use crate::groups::{count_groups, in_territory_of, owned_territory};
 use crate::zobrist;
 use ndarray::ArrayViewMut3;
@@ -277,22 +277,7 @@ impl Leblin {
             crate::game::check_described_count(field, v)?;
         }
         let mut g = Leblin::new(opts)?;
-        let cells = |g: &Leblin, names: &[String]| -> Result<CellSet, GameError> {
-            let mut set = CellSet::EMPTY;
-            for n in names {
-                let c = g
-                    .board
-                    .parse_cell(n)
-                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
-                set.insert(c as usize);
-            }
-            Ok(set)
-        };
-        let black = cells(&g, &pos.black)?;
-        let white = cells(&g, &pos.white)?;
-        if black.intersects(&white) {
-            return Err(GameError::BadPosition("a cell holds both colours".into()));
-        }
+        let [black, white] = described_stones(&g.board, &pos.black, &pos.white)?;
         if pos.black_prisoners > 0 && pos.white_prisoners > 0 {
             return Err(GameError::BadPosition(
                 "the prison never holds both colours".into(),

@@ -3,6 +3,7 @@
 use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
+use crate::game::{described_cell, described_stones};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
 use crate::groups::{dead_among, dead_groups, fill_suspects, reaches_friend};
 use crate::zobrist;
@@ -224,23 +225,7 @@ impl Lifeline {
         }
         let mut g = Lifeline::new(opts)?;
         check_counters(&g, pos)?;
-        let cells = |names: &[String]| -> Result<CellSet, GameError> {
-            let mut set = CellSet::EMPTY;
-            for n in names {
-                let c = g
-                    .board
-                    .parse_cell(n)
-                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
-                set.insert(c as usize);
-            }
-            Ok(set)
-        };
-        let black = cells(&pos.black)?;
-        let white = cells(&pos.white)?;
-        if black.intersects(&white) {
-            return Err(GameError::BadPosition("a cell holds both colours".into()));
-        }
-        g.stones = [black, white];
+        g.stones = described_stones(&g.board, &pos.black, &pos.white)?;
         g.to_move = pos.to_move;
         g.turns = pos.turns;
         g.placement_turns = pos.placement_turns;
@@ -248,10 +233,7 @@ impl Lifeline {
         g.swapped = pos.swapped;
         g.komi_left = pos.komi_left;
         if let Some(p) = &pos.pending {
-            let c = g
-                .board
-                .parse_cell(p)
-                .ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
+            let c = described_cell(&g.board, p)?;
             if !g.stones[pos.to_move.index()].contains(c as usize) {
                 return Err(GameError::BadPosition(
                     "the pending stone must be a stone of the player to move".into(),

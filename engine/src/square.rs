@@ -30,6 +30,7 @@
 use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
+use crate::game::{described_cell, described_stones};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
 use crate::groups::{
     count_groups, dead_among, dead_groups, fill_suspects, in_territory_of, owned_territory,
@@ -319,33 +320,14 @@ impl SquareLifeline {
             crate::game::check_described_count(field, v)?;
         }
         let mut g = SquareLifeline::new(opts)?;
-        let cells = |g: &SquareLifeline, names: &[String]| -> Result<CellSet, GameError> {
-            let mut set = CellSet::EMPTY;
-            for n in names {
-                let c = g
-                    .board
-                    .parse_cell(n)
-                    .ok_or_else(|| GameError::BadPosition(format!("'{n}' is not a cell")))?;
-                set.insert(c as usize);
-            }
-            Ok(set)
-        };
-        let black = cells(&g, &pos.black)?;
-        let white = cells(&g, &pos.white)?;
-        if black.intersects(&white) {
-            return Err(GameError::BadPosition("a cell holds both colours".into()));
-        }
-        g.stones = [black, white];
+        g.stones = described_stones(&g.board, &pos.black, &pos.white)?;
         g.prison = [pos.black_prisoners, pos.white_prisoners];
         g.to_move = pos.to_move;
         g.turns = pos.turns;
         g.last_minimal = pos.last_minimal_incursion;
         g.turn_start = g.stones;
         if let Some(p) = &pos.pending {
-            let c = g
-                .board
-                .parse_cell(p)
-                .ok_or_else(|| GameError::BadPosition(format!("'{p}' is not a cell")))?;
+            let c = described_cell(&g.board, p)?;
             if !g.stones[pos.to_move.index()].contains(c as usize) {
                 return Err(GameError::BadPosition(
                     "the pending stone must be a stone of the player to move".into(),

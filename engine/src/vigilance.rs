@@ -32,6 +32,7 @@
 use crate::bitset::CellSet;
 use crate::board::{Board, Cell, Symmetry};
 use crate::encode::{fill_cells, fill_constant};
+use crate::game::{described_cell, described_stones};
 use crate::game::{Action, EndReason, Game, GameError, Outcome, Player};
 pub use crate::vigilance_boards::VigilanceBoard;
 use crate::zobrist;
@@ -258,21 +259,7 @@ impl Vigilance {
         }
         let mut g = Vigilance::new(opts)?;
         let bad = |m: String| GameError::BadPosition(m);
-        let cell = |g: &Vigilance, n: &String| {
-            g.board
-                .parse_cell(n)
-                .ok_or_else(|| bad(format!("'{n}' is not a cell")))
-        };
-        let mut sets = [CellSet::EMPTY; 2];
-        for (k, names) in [&pos.black, &pos.white].into_iter().enumerate() {
-            for n in names {
-                sets[k].insert(cell(&g, n)? as usize);
-            }
-        }
-        if sets[0].intersects(&sets[1]) {
-            return Err(bad("a cell holds both colours".into()));
-        }
-        g.stones = sets;
+        g.stones = described_stones(&g.board, &pos.black, &pos.white)?;
         g.hands = pos.hands;
         g.to_move = pos.to_move;
         g.moves = pos.moves;
@@ -287,7 +274,7 @@ impl Vigilance {
         g.stage = match (&pos.slide_from, pos.placing) {
             (Some(_), true) => return Err(bad("a turn cannot both slide and place".into())),
             (Some(n), false) => {
-                let c = cell(&g, n)?;
+                let c = described_cell(&g.board, n)?;
                 if !g.stones[me].contains(c as usize) || g.slide_targets(c).is_empty() {
                     return Err(bad(format!(
                         "{n} is not a stone of the mover that can slide"
