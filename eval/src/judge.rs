@@ -95,9 +95,10 @@ impl Gatekeeper {
     /// best pointer to the candidate, unless another promotion moved it meanwhile. `None`:
     /// nothing new to gate.
     pub fn step(&self, run: &RunDir) -> Result<Option<Verdict>, EvalError> {
-        let (Some((step, candidate)), Some(best)) = (run.newest(), run.best()?) else {
+        let (Some(newest), Some(best)) = (run.newest(), run.best()?) else {
             return Ok(None);
         };
+        let (step, candidate) = (newest.step, newest.dir);
         if candidate == best {
             return Ok(None);
         }
@@ -261,7 +262,7 @@ impl Rater {
     /// of.
     pub fn rate_all(&self, run: &RunDir, stopped: impl Fn() -> bool) -> Result<usize, EvalError> {
         let mut rated = 0;
-        for (step, dir) in run.checkpoints() {
+        for run::Checkpoint { step, dir } in run.checkpoints() {
             if stopped() {
                 break;
             }

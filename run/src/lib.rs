@@ -28,8 +28,8 @@ pub use host::{env_seconds, host_name};
 pub use location::{OpenRun, RunLocation};
 pub use role::{Lock, Role};
 pub use rundir::{
-    check_format, format_v1, resolve_checkpoint, BestPointer, RoleLock, RunDir, ShardPaths,
-    ShardSource, FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
+    check_format, format_v1, resolve_checkpoint, BestPointer, Checkpoint, RoleLock, RunDir,
+    ShardPaths, ShardSource, FORMAT_VERSION, META_FILE, WEIGHTS_FILE,
 };
 pub use session::{Opening, Session, SessionError};
 pub use stop::{install_stop_handler, stop_requested, Stop, StopGuard};

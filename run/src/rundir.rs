@@ -91,6 +91,13 @@ fn without_size(stamp: &str) -> &str {
     }
 }
 
+/// A complete checkpoint of a run: its training step and its directory (`models/NNNNNN`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub step: u64,
+    pub dir: PathBuf,
+}
+
 impl RunDir {
     /// The run at directory `root`.
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
@@ -212,12 +219,15 @@ impl RunDir {
     }
 
     /// Complete checkpoints of the run (`models/NNNNNN` with weights and metadata), by step.
-    pub fn checkpoints(&self) -> Vec<(u64, PathBuf)> {
-        let mut out: Vec<(u64, PathBuf)> = list(&self.models())
+    pub fn checkpoints(&self) -> Vec<Checkpoint> {
+        let mut out: Vec<Checkpoint> = list(&self.models())
             .filter(|p| is_checkpoint(p))
-            .filter_map(|p| Some((p.file_name()?.to_str()?.parse().ok()?, p)))
+            .filter_map(|dir| {
+                let step = dir.file_name()?.to_str()?.parse().ok()?;
+                Some(Checkpoint { step, dir })
+            })
             .collect();
-        out.sort();
+        out.sort_by_key(|c| c.step);
         out
     }
 
@@ -225,13 +235,13 @@ impl RunDir {
     /// older trainer wrote after a newer one took the role over (a later step of an older
     /// epoch) is a branch the run left behind, never the one to go on from.
     pub fn newest_checkpoint(&self) -> Option<PathBuf> {
-        self.newest().map(|(_, dir)| dir)
+        self.newest().map(|c| c.dir)
     }
 
     /// [`RunDir::newest_checkpoint`] with its step.
-    pub fn newest(&self) -> Option<(u64, PathBuf)> {
+    pub fn newest(&self) -> Option<Checkpoint> {
         let checkpoints = self.checkpoints().into_iter();
-        checkpoints.max_by_key(|(step, dir)| (recorded_epoch(dir), *step))
+        checkpoints.max_by_key(|c| (recorded_epoch(&c.dir), c.step))
     }
 
     /// The highest epoch the run's checkpoints record (0 when none does): where the next
@@ -239,7 +249,7 @@ impl RunDir {
     pub fn recorded_epoch(&self) -> u64 {
         self.checkpoints()
             .iter()
-            .map(|(_, dir)| recorded_epoch(dir))
+            .map(|c| recorded_epoch(&c.dir))
             .max()
             .unwrap_or(0)
     }

@@ -146,7 +146,7 @@ fn link_fault(meta: &ModelMeta, parent: Option<&ModelMeta>) -> Option<String> {
 /// [`check`] of the checkpoints in run directory `run`.
 pub fn check_run(run: &RunDir) -> Result<Lineage, ModelError> {
     let mut metas = BTreeMap::new();
-    for (_, dir) in run.checkpoints() {
+    for run::Checkpoint { dir, .. } in run.checkpoints() {
         metas.insert(checkpoint_dir_name(&dir), read_meta(&dir)?);
     }
     Ok(check(&metas))

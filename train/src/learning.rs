@@ -221,7 +221,7 @@ fn timeline(run: &RunDir, records: &[IterationRecord]) -> Result<Vec<(f64, Strin
     let first = run
         .checkpoints()
         .first()
-        .and_then(|(_, p)| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .and_then(|c| c.dir.file_name().map(|n| n.to_string_lossy().into_owned()))
         .context("the run has no checkpoint")?;
     let mut out = vec![(0.0, first)];
     for r in records {

@@ -320,7 +320,7 @@ impl Looper<'_> {
         // An iteration resumed after its fit knows no step of its own: the newest checkpoint's
         // is the step it ended at.
         let step = match finished.step {
-            0 => self.run.newest().map_or(0, |c| c.0),
+            0 => self.run.newest().map_or(0, |c| c.step),
             step => step,
         };
         let record = IterationRecord {
@@ -609,7 +609,7 @@ impl Looper<'_> {
             trainer.epoch = self.run.epoch(Lock::Train);
             trainer.save(&dir, None)?;
         }
-        self.run.first_best(&self.run.checkpoints()[0].1)?;
+        self.run.first_best(&self.run.checkpoints()[0].dir)?;
         Ok(())
     }
 
@@ -691,7 +691,7 @@ impl Looper<'_> {
                 summary.losses = Some(f.mean);
                 summary.step = f.step;
             }
-            None => summary.step = self.run.newest().map_or(0, |c| c.0),
+            None => summary.step = self.run.newest().map_or(0, |c| c.step),
         }
         Ok(())
     }
@@ -705,13 +705,13 @@ impl Looper<'_> {
             .checkpoints()
             .pop()
             .context("the run has no checkpoint")?;
-        summary.step = summary.step.max(newest.0);
+        summary.step = summary.step.max(newest.step);
         // Judged by the step, not by comparing with the best pointer, so that a resume after a
         // kill that came right after a promotion still rates it.
-        let trained_here = newest.0 == (it as u64 + 1) * self.cfg.train.steps;
+        let trained_here = newest.step == (it as u64 + 1) * self.cfg.train.steps;
         if self.cfg.looping.promote == Promotion::Newest {
             if trained_here {
-                Promotion::Newest.promote_fitted(&self.run, &newest.1)?;
+                Promotion::Newest.promote_fitted(&self.run, &newest.dir)?;
             }
             summary.gate = if trained_here {
                 "newest"
@@ -725,7 +725,7 @@ impl Looper<'_> {
             // The newest is the best: nothing new was trained, or this iteration's gate
             // promoted it before a kill; the results say which.
             let promoted =
-                trained_here && self.gatekeeper.passed(&self.run, newest.0, &newest.1)?;
+                trained_here && self.gatekeeper.passed(&self.run, newest.step, &newest.dir)?;
             summary.gate = if promoted {
                 "PROMOTED (before the restart)"
             } else {
@@ -760,7 +760,8 @@ impl Looper<'_> {
         let mut rated = None;
         while !stop.requested() {
             let newest = self.run.newest();
-            let Some((step, dir)) = newest.filter(|(step, _)| Some(*step) != rated) else {
+            let Some(run::Checkpoint { step, dir }) = newest.filter(|c| Some(c.step) != rated)
+            else {
                 std::thread::sleep(Duration::from_millis(200));
                 continue;
             };
@@ -782,10 +783,14 @@ impl Looper<'_> {
             return Ok(());
         };
         if self.cfg.looping.rating_every > 0 && (it == 0 || promoted) {
-            let step = self.run.checkpoints().into_iter().find(|c| c.1 == best_dir);
+            let step = self
+                .run
+                .checkpoints()
+                .into_iter()
+                .find(|c| c.dir == best_dir);
             let step = step
                 .context("the run's best is not one of its checkpoints")?
-                .0;
+                .step;
             rater.rate(&self.run, step, &best_dir)?;
         }
         if self.run.eval().is_dir() {

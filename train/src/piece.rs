@@ -72,7 +72,7 @@ pub fn save(
     train: &TrainConfig,
     out: &Path,
 ) -> Result<PieceState> {
-    let Some((step, dir)) = run.newest() else {
+    let Some(run::Checkpoint { step, dir }) = run.newest() else {
         bail!("{} has no checkpoint to save", run.root().display());
     };
     let here = crate::roles::count_samples(run, games, &mut Default::default());

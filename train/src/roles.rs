@@ -95,7 +95,7 @@ impl TrainerRounds {
         // its replay window before the next step (crate::piece).
         let carried = crate::piece::carried(run)?;
         while keep_going() && !self.fitting.stop.requested() {
-            let step = run.newest().map_or(0, |c| c.0);
+            let step = run.newest().map_or(0, |c| c.step);
             if self.until_step.is_some_and(|u| step >= u) {
                 break;
             }

@@ -73,7 +73,7 @@ impl RunReport {
             newest: run
                 .checkpoints()
                 .pop()
-                .and_then(|(step, p)| Some((step, name(&p)?))),
+                .and_then(|c| Some((c.step, name(&c.dir)?))),
             holders: Lock::ALL
                 .into_iter()
                 .map(|role| (role, run.role_holder(role)))

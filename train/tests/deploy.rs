@@ -281,19 +281,25 @@ fn check_submitted_run(
         Duration::from_secs(60),
         || rundir.role_holder(run::Lock::Train).is_none(),
     );
-    let before = rundir.checkpoints().last().map_or(0, |c| c.0);
+    let before = rundir.checkpoints().last().map_or(0, |c| c.step);
     submit_trainer();
     wait_for(
         "a checkpoint of the new trainer",
         Duration::from_secs(120),
-        || rundir.checkpoints().last().is_some_and(|c| c.0 > before),
+        || rundir.checkpoints().last().is_some_and(|c| c.step > before),
     );
     // One chain of checkpoints: each trained from the one before it (so no step was trained
     // twice), at most 2 steps apart (TINY checkpoints every 2 steps; a trainer cancelled
     // mid-round saves the step it stopped at, which may fall between).
     let checkpoints = rundir.checkpoints();
     for pair in checkpoints.windows(2) {
-        let ((was, before), (step, dir)) = (&pair[0], &pair[1]);
+        let (
+            run::Checkpoint {
+                step: was,
+                dir: before,
+            },
+            run::Checkpoint { step, dir },
+        ) = (&pair[0], &pair[1]);
         let meta: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
         let name = before.file_name().unwrap().to_string_lossy();

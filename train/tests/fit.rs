@@ -306,8 +306,8 @@ fn a_resumed_fit_ends_with_the_same_weights_as_one_fit() {
         first.save(&RunDir::new(&run).checkpoint(4), None).unwrap();
         drop(first); // "killed" after its checkpoint
         let newest = RunDir::new(&run).checkpoints().pop().unwrap();
-        assert_eq!(newest.0, 4);
-        let mut second = Trainer::resume(&newest.1, tc.clone(), &device).unwrap();
+        assert_eq!(newest.step, 4);
+        let mut second = Trainer::resume(&newest.dir, tc.clone(), &device).unwrap();
         assert_eq!(second.state.step, 4);
         second
             .train_until(&window, 6, &run::Stop::on_signal(), |_, _, _| {})

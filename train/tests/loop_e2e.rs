@@ -242,7 +242,7 @@ fn a_killed_loop_resumes_from_its_last_checkpoint() {
     let steps: Vec<u64> = run::RunDir::new(&run)
         .checkpoints()
         .iter()
-        .map(|c| c.0)
+        .map(|c| c.step)
         .collect();
     assert_eq!(steps, vec![0, 4, 8, 12]);
     let shards = files(&run.join("selfplay"), "shard-").len();
@@ -649,7 +649,7 @@ fn fit_with_another_games_config_is_refused() {
     let steps: Vec<u64> = run::RunDir::new(&run)
         .checkpoints()
         .iter()
-        .map(|c| c.0)
+        .map(|c| c.step)
         .collect();
     assert_eq!(steps, vec![0, 4], "no checkpoint was trained on");
     let _ = std::fs::remove_dir_all(&dir);
@@ -825,7 +825,7 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
     }
     let newest = rundir.newest_checkpoint().unwrap();
     net::model::Model::load(&newest, &burn::tensor::Device::flex()).unwrap();
-    assert!(rundir.checkpoints().last().unwrap().0 >= 24);
+    assert!(rundir.checkpoints().last().unwrap().step >= 24);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -913,7 +913,7 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
         "{}",
         String::from_utf8_lossy(&said.stderr)
     );
-    assert_eq!(rundir.checkpoints().last().unwrap().0, 16);
+    assert_eq!(rundir.checkpoints().last().unwrap().step, 16);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -77,7 +77,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     std::io::Read::read_to_string(trainer.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{stderr}");
     let rundir = run::RunDir::new(&run);
-    let steps: Vec<u64> = rundir.checkpoints().iter().map(|c| c.0).collect();
+    let steps: Vec<u64> = rundir.checkpoints().iter().map(|c| c.step).collect();
     // Rounds of 4 steps, with a checkpoint every 2 (train.checkpoint_every).
     assert_eq!(steps, [2, 4, 6, 8]);
     let best = rundir.best().unwrap().unwrap();
@@ -151,7 +151,7 @@ fn a_trainer_and_a_worker_take_turns_through_the_run_directory() {
     );
     // Every checkpoint carries the epoch of the `train` role its trainer held: 1, the first
     // holder of a fresh run. Fails if the trainer saves without its role's epoch (None).
-    for (_, dir) in run::RunDir::new(&run).checkpoints() {
+    for run::Checkpoint { dir, .. } in run::RunDir::new(&run).checkpoints() {
         let meta = net::model::read_meta(&dir).unwrap();
         assert_eq!(meta.epoch, Some(1), "{}", dir.display());
     }
