@@ -1,16 +1,15 @@
-//! Charts of the balance studies, drawn with plotters' SVG backend: points with their 95%
-//! intervals, fitted curves, and the 50% line a fair game sits on.
+//! Chart primitives drawn with plotters' SVG backend, for every chart of the crate: a chart
+//! with labelled axes and a faint reference line, points with their 95% intervals as one
+//! labelled series, and the palette. Each balance study draws its own chart with them in its
+//! room (`crate::study`), the rating table in `ratings`; the learning curve of a run
+//! ([`learning_svg`]) is drawn here for `train`.
 
 use crate::score::Estimate;
-use crate::study::balance::{FirstPlayer, KomiCurve, PieRow};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 pub(crate) type Chart<'a, 'b> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
-
-/// A fair game: Black scores one half.
-const FAIR: Option<f64> = Some(0.5);
 
 /// Colours of the series, in order.
 const PALETTE: [RGBColor; 6] = [
@@ -95,150 +94,6 @@ pub(crate) fn points_with_intervals(
     Ok(())
 }
 
-/// Black's score for each game and player of a first-player study.
-pub fn first_player_svg(results: &[FirstPlayer]) -> Result<String, String> {
-    let games: Vec<String> = dedup(results.iter().map(|r| r.game.clone()));
-    let players: Vec<String> = dedup(results.iter().map(|r| r.player.clone()));
-    let title = format!("First player's score: {}", games.join(", "));
-    let x_range = -0.5..games.len() as f64 - 0.5;
-    svg_chart(
-        &title,
-        ("game (left to right as in the table)", x_range),
-        ("Black's score", 0.0..1.0),
-        FAIR,
-        |chart| {
-            for (i, player) in players.iter().enumerate() {
-                let offset = (i as f64 - (players.len() as f64 - 1.0) / 2.0) * 0.08;
-                let points: Vec<(f64, Estimate)> = results
-                    .iter()
-                    .filter(|r| &r.player == player)
-                    .map(|r| {
-                        (
-                            games.iter().position(|g| g == &r.game).unwrap_or(0) as f64 + offset,
-                            r.best.black.as_estimate(),
-                        )
-                    })
-                    .collect();
-                points_with_intervals(chart, player, colour(i), &points)?;
-            }
-            Ok(())
-        },
-    )
-}
-
-/// Black's score against komi with the fitted curves and fair komi of each player.
-pub fn komi_svg(curves: &[KomiCurve]) -> Result<String, String> {
-    let komis = curves
-        .iter()
-        .flat_map(|c| c.points.iter().map(|p| p.komi as f64));
-    let (lo, hi) = komis.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), k| {
-        (lo.min(k), hi.max(k))
-    });
-    let (lo, hi) = if lo.is_finite() {
-        (lo - 0.5, hi + 0.5)
-    } else {
-        (0.0, 1.0)
-    };
-    let title = format!(
-        "Black's score by komi: {}",
-        dedup(curves.iter().map(|c| c.game.clone())).join(", ")
-    );
-    svg_chart(
-        &title,
-        ("komi", lo..hi),
-        ("Black's score", 0.0..1.0),
-        FAIR,
-        |chart| {
-            for (i, curve) in curves.iter().enumerate() {
-                let c = colour(i);
-                // Players side by side around each komi, so their intervals stay visible.
-                let offset = (i as f64 - (curves.len() as f64 - 1.0) / 2.0) * 0.06;
-                let points: Vec<(f64, Estimate)> = curve
-                    .points
-                    .iter()
-                    .map(|p| (p.komi as f64 + offset, p.black.as_estimate()))
-                    .collect();
-                let label = match curve.fair() {
-                    f @ crate::study::balance::FairKomi::Crossing(_) => {
-                        format!("{}: fair komi {f}", curve.player)
-                    }
-                    f => format!("{}: {f}", curve.player),
-                };
-                points_with_intervals(chart, &label, c, &points)?;
-                if let Some(fit) = curve.fit {
-                    let line = (0..=100)
-                        .map(|k| lo + (hi - lo) * k as f64 / 100.0)
-                        .map(|x| (x, fit.at(x)));
-                    chart
-                        .draw_series(LineSeries::new(line, c))
-                        .map_err(|e| e.to_string())?;
-                }
-                if let Some(f) = curve
-                    .fair_komi
-                    .filter(|f| f.estimate > lo && f.estimate < hi)
-                {
-                    let mark = PathElement::new(
-                        vec![(f.estimate, 0.45), (f.estimate, 0.55)],
-                        c.stroke_width(3),
-                    );
-                    chart.draw_series([mark]).map_err(|e| e.to_string())?;
-                }
-            }
-            Ok(())
-        },
-    )
-}
-
-/// The first player's score by board side under each balancing method.
-pub fn pie_table_svg(player: &str, rows: &[PieRow]) -> Result<String, String> {
-    let sides = rows.iter().map(|r| r.side as f64);
-    let (lo, hi) = sides.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
-        (lo.min(s), hi.max(s))
-    });
-    let (lo, hi) = if lo.is_finite() {
-        (lo - 0.5, hi + 0.5)
-    } else {
-        (0.0, 1.0)
-    };
-    let title = format!("First player's score by side and balancing method ({player})");
-    svg_chart(
-        &title,
-        ("board side", lo..hi),
-        ("Black's score", 0.0..1.0),
-        FAIR,
-        |chart| {
-            let series: [(&str, Vec<(f64, Estimate)>); 3] = [
-                (
-                    "strong pie",
-                    rows.iter()
-                        .map(|r| (r.side as f64 - 0.1, r.strong.best.black.as_estimate()))
-                        .collect(),
-                ),
-                (
-                    "weak pie",
-                    rows.iter()
-                        .map(|r| (r.side as f64, r.weak.best.black.as_estimate()))
-                        .collect(),
-                ),
-                (
-                    "komi pie at the fair komi",
-                    rows.iter()
-                        .filter_map(|r| {
-                            r.komi_at_fair
-                                .as_ref()
-                                .map(|p| (r.side as f64 + 0.1, p.black.as_estimate()))
-                        })
-                        .collect(),
-                ),
-            ];
-            for (i, (label, points)) in series.iter().enumerate() {
-                points_with_intervals(chart, label, colour(i), points)?;
-            }
-            Ok(())
-        },
-    )
-}
-
 /// The learning curve of a run: each rated checkpoint's Elo (random = 0) against the
 /// wall-clock minutes at which the loop had it, with 95% intervals, and the ladder's players
 /// as labelled horizontal lines.
@@ -278,67 +133,8 @@ pub fn learning_svg(
     )
 }
 
-/// Each figure of a strength ladder against its rung (weakest first), with its intervals: the
-/// picture of whether a study's answer has stopped moving.
-pub fn ladder_svg(
-    title: &str,
-    y_desc: &str,
-    figures: &[crate::study::ladder::Convergence],
-) -> Result<String, String> {
-    let rungs = figures.iter().map(|f| f.rungs.len()).max().unwrap_or(1);
-    let values = figures
-        .iter()
-        .flat_map(|f| f.rungs.iter())
-        .flat_map(|r| [r.lo, r.estimate, r.hi])
-        .flatten();
-    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-    let pad = ((hi - lo) * 0.1).max(0.05);
-    svg_chart(
-        title,
-        ("strength rung (weakest first)", -0.5..rungs as f64 - 0.5),
-        (y_desc, lo - pad..hi + pad),
-        None,
-        |chart| {
-            for (i, f) in figures.iter().enumerate() {
-                let offset = (i as f64 - (figures.len() as f64 - 1.0) / 2.0) * 0.04;
-                let points: Vec<(f64, Estimate)> = f
-                    .rungs
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, r)| {
-                        let e = r.estimate?;
-                        let est = Estimate {
-                            estimate: e,
-                            lo: r.lo.unwrap_or(e),
-                            hi: r.hi.unwrap_or(e),
-                        };
-                        Some((k as f64 + offset, est))
-                    })
-                    .collect();
-                let c = colour(i);
-                chart
-                    .draw_series(LineSeries::new(
-                        points.iter().map(|p| (p.0, p.1.estimate)),
-                        c.mix(0.5),
-                    ))
-                    .map_err(|e| e.to_string())?;
-                let verdict = if f.converged {
-                    "converged"
-                } else {
-                    "not converged"
-                };
-                points_with_intervals(chart, &format!("{}: {verdict}", f.figure), c, &points)?;
-            }
-            Ok(())
-        },
-    )
-}
-
 /// The distinct items of `items`, in order of first appearance.
-fn dedup(items: impl Iterator<Item = String>) -> Vec<String> {
+pub(crate) fn dedup(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for x in items {
         if !out.contains(&x) {

@@ -1,4 +1,5 @@
-//! The `[eval]` table of a run config.
+//! The `[eval]` table of a run config, and the run config with it read and parsed once
+//! ([`load`], [`parse`]) by whoever hands it down.
 //!
 //! ```toml
 //! [eval]
@@ -18,11 +19,13 @@
 //! final_games = 40          # ... over this many games (0: no final match)
 //! ```
 
+use crate::error::EvalError;
 use crate::matches::MatchOptions;
 use crate::players::PlayerSpec;
 use crate::sprt::Sprt;
-use selfplay::config::{check_float, FloatRange};
+use selfplay::config::RunConfig;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// Most random plies before a pair of games: more would play the game, not open it.
 pub const MAX_OPENING_PLIES: u32 = 64;
@@ -119,27 +122,8 @@ impl EvalConfig {
         if self.gate_batch < 2 || !self.gate_batch.is_multiple_of(2) {
             return Err("eval.gate_batch must be an even number of at least 2 (openings are played in pairs)".into());
         }
-        if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(format!(
-                "eval.alpha must be between 0 and 0.5, got {}",
-                self.alpha
-            ));
-        }
-        if !(self.beta > 0.0 && self.beta < 0.5) {
-            return Err(format!(
-                "eval.beta must be between 0 and 0.5, got {}",
-                self.beta
-            ));
-        }
-        // alpha and beta are checked above in a form that NaN and infinity fail too.
-        check_float("eval.elo0", self.elo0, FloatRange::Any)?;
-        check_float("eval.elo1", self.elo1, FloatRange::Any)?;
-        if !(self.elo1 > self.elo0) {
-            return Err(format!(
-                "eval.elo1 ({}) must be greater than eval.elo0 ({})",
-                self.elo1, self.elo0
-            ));
-        }
+        // The test's own check (crate::sprt), its fields named as the config names them.
+        self.sprt().validate().map_err(|e| format!("eval.{e}"))?;
         if self.opening_plies > MAX_OPENING_PLIES {
             return Err(format!(
                 "eval.opening_plies must be at most {MAX_OPENING_PLIES}"
@@ -157,6 +141,27 @@ impl EvalConfig {
         }
         Ok(())
     }
+}
+
+/// The run config in the file at `path` and its `[eval]` table, read and parsed once by the
+/// caller that hands them down; errors name the file.
+pub fn load(path: &Path) -> Result<(RunConfig, EvalConfig), EvalError> {
+    with_eval(RunConfig::load(path).map_err(EvalError::Config)?, path)
+}
+
+/// [`load`] of config `text` already read from `path` (what errors name).
+pub fn parse(text: &str, path: &Path) -> Result<(RunConfig, EvalConfig), EvalError> {
+    with_eval(
+        RunConfig::parse_from(text, path).map_err(EvalError::Config)?,
+        path,
+    )
+}
+
+/// `run` with its `[eval]` table.
+fn with_eval(run: RunConfig, path: &Path) -> Result<(RunConfig, EvalConfig), EvalError> {
+    let eval = EvalConfig::from_table(&run.table)
+        .map_err(|e| EvalError::Config(format!("{}: {e}", path.display())))?;
+    Ok((run, eval))
 }
 
 /// `spec` must name a baseline player (`random` or `mcts:N`), not a checkpoint.

@@ -11,7 +11,7 @@
 
 use crate::config::EvalConfig;
 use crate::error::EvalError;
-use crate::matches::{play_games, progress_bar, summarize, write_games, MatchOutput};
+use crate::matches::{play_games, summarize, write_games, MatchOutput};
 use crate::players::Contestant;
 use crate::results::{append_summary, MatchSummary};
 use crate::sprt::{Decision, SprtStatus};
@@ -43,11 +43,10 @@ pub fn gate(
     crate::matches::check_output(out)?;
     let sprt = cfg.sprt();
     let opts = cfg.match_options(cfg.max_games, seed, progress);
-    let bar = progress_bar(
-        cfg.max_games as u64,
-        progress,
-        &format!("gate {} vs {}", candidate.info.name, best.info.name),
-    );
+    let bar = run::progress::bar(cfg.max_games as u64, "games", progress).with_message(format!(
+        "gate {} vs {}",
+        candidate.info.name, best.info.name
+    ));
     let mut results = Vec::new();
     let mut status;
     loop {

@@ -258,12 +258,11 @@ impl Rater {
     }
 
     /// One pass over the run's checkpoints, oldest first, each rated once; ends early, between
-    /// checkpoints, when `stopped()` says so. Returns how many checkpoints it played matches
-    /// of.
-    pub fn rate_all(&self, run: &RunDir, stopped: impl Fn() -> bool) -> Result<usize, EvalError> {
+    /// checkpoints, at `stop`. Returns how many checkpoints it played matches of.
+    pub fn rate_all(&self, run: &RunDir, stop: &run::Stop) -> Result<usize, EvalError> {
         let mut rated = 0;
         for run::Checkpoint { step, dir } in run.checkpoints() {
-            if stopped() {
+            if stop.requested() {
                 break;
             }
             if self.rate(run, step, &dir)?.played > 0 {

@@ -19,7 +19,7 @@ use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::results::{append_summary, now_secs, MatchSummary};
 use engine::record::{write_records_to, GameRecord};
 use engine::{Action, AnyGame, Game, GameConfig, Player};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use net::model::NetEvaluator;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -486,19 +486,6 @@ fn finish(
     }
 }
 
-pub(crate) fn progress_bar(total: u64, show: bool, label: &str) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let p = ProgressBar::new(total);
-    p.set_style(
-        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} games [{elapsed_precise}]")
-            .unwrap(),
-    );
-    p.set_message(label.to_string());
-    p
-}
-
 /// A summary from A's point of view.
 pub fn summarize(
     kind: &str,
@@ -563,11 +550,8 @@ pub fn run_match(
     out: &MatchOutput,
 ) -> Result<MatchSummary, EvalError> {
     check_output(out)?;
-    let bar = progress_bar(
-        opts.games as u64,
-        opts.progress,
-        &format!("{} vs {}", a.info.name, b.info.name),
-    );
+    let bar = run::progress::bar(opts.games as u64, "games", opts.progress)
+        .with_message(format!("{} vs {}", a.info.name, b.info.name));
     let results = play_games(game, a, b, 0, opts.games, opts, Some(&bar))?;
     bar.finish_and_clear();
     if let Some(p) = &out.games_file {

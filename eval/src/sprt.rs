@@ -73,7 +73,12 @@ impl Sprt {
                 self.beta
             ));
         }
-        if !(self.elo1 > self.elo0) || !self.elo0.is_finite() || !self.elo1.is_finite() {
+        for (field, elo) in [("elo0", self.elo0), ("elo1", self.elo1)] {
+            if !elo.is_finite() {
+                return Err(format!("{field} must be a finite number, got {elo}"));
+            }
+        }
+        if !(self.elo1 > self.elo0) {
             return Err(format!(
                 "elo1 ({}) must be greater than elo0 ({})",
                 self.elo1, self.elo0

@@ -469,7 +469,7 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
     let model =
         net::model::Model::random(&game, &net, &net::model::parse_device("cpu").unwrap(), 1)
             .unwrap();
-    let opts = |sample_plies| eval::study::balance::StudyOptions {
+    let opts = |sample_plies| eval::study::openings::StudyOptions {
         games: 12,
         sample_plies,
         games_in_flight: 4,
@@ -484,7 +484,7 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
             ..Default::default()
         };
         let player = eval::Contestant::network(&model, "000000", 8, &search);
-        let fixed = eval::study::balance::first_player(&game, &player, &opts(0)).unwrap();
+        let fixed = eval::study::first_player::first_player(&game, &player, &opts(0)).unwrap();
         let black = &fixed.reached.black;
         assert_eq!(
             black.distinct_games, 1,
@@ -494,7 +494,7 @@ fn a_network_needs_sampled_plies_to_play_more_than_one_game() {
             black.deterministic() && black.show().contains("deterministic"),
             "one distinct game has no interval: {black:?}"
         );
-        let sampled = eval::study::balance::first_player(&game, &player, &opts(3)).unwrap();
+        let sampled = eval::study::first_player::first_player(&game, &player, &opts(3)).unwrap();
         assert!(
             sampled.reached.black.distinct_games > 3,
             "gumbel {gumbel}: {sampled:?}"
@@ -517,7 +517,7 @@ fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
         4,
         &selfplay::search::SearchConfig::default(),
     );
-    let opts = eval::study::balance::StudyOptions {
+    let opts = eval::study::openings::StudyOptions {
         games: 2,
         sample_plies: 2,
         games_in_flight: 2,
@@ -527,7 +527,7 @@ fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
     };
     // A size of its list plays; another size, or another balancing method, is refused by name.
     let weak4 = parse(r#"{"game":"lifeline","options":{"size":4,"balance":"weak"}}"#);
-    assert!(eval::study::balance::first_player(&weak4, &player, &opts).is_ok());
+    assert!(eval::study::first_player::first_player(&weak4, &player, &opts).is_ok());
     for (game, why) in [
         (
             r#"{"game":"lifeline","options":{"size":5,"balance":"weak"}}"#,
@@ -538,7 +538,7 @@ fn a_study_refuses_a_network_for_games_it_was_not_trained_for() {
             "strong",
         ),
     ] {
-        let e = eval::study::balance::first_player(&parse(game), &player, &opts)
+        let e = eval::study::first_player::first_player(&parse(game), &player, &opts)
             .unwrap_err()
             .to_string();
         assert!(e.contains("000000@4 cannot play") && e.contains(why), "{e}");

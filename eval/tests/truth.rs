@@ -250,7 +250,7 @@ fn a_sample_of_the_side_4_truth_set_checks() {
             p.proof, p.winner, checked.positions
         );
     }
-    let score: eval::study::endgames::Score =
+    let score: eval::study::endgames::accuracy::Score =
         serde_json::from_str(&std::fs::read_to_string(dir.join("score/score.json")).unwrap())
             .unwrap();
     assert_eq!(score.judged.len(), set.positions.len());

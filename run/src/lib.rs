@@ -13,6 +13,7 @@ mod inject;
 pub mod lease;
 pub mod location;
 pub mod logging;
+pub mod progress;
 pub mod role;
 pub mod rundir;
 pub mod session;

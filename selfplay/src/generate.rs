@@ -12,7 +12,6 @@ use crate::shard::{write_shard, Sample, ShardError, ShardMeta};
 use crate::worker::{FinishedGame, SelfPlay};
 use engine::record::{write_records_to, GameRecord};
 use engine::{AnyGame, Player};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::SeedableRng;
 use run::{write_atomic_with, RunDir, RunDirError};
 use std::path::PathBuf;
@@ -202,7 +201,7 @@ where
     F: Fn(usize) -> E + Sync,
 {
     let threads = threads.clamp(1, games.max(1));
-    let bar = progress_bar(games, out.progress);
+    let bar = run::progress::bar(games as u64, "games", out.progress);
     let t0 = Instant::now();
     let mut summary = RunSummary::default();
     let mut by_size = BySize::new();
@@ -250,18 +249,6 @@ where
         summary.evaluator.add(&counts);
     }
     Ok((summary, by_size))
-}
-
-fn progress_bar(games: usize, visible: bool) -> ProgressBar {
-    let bar = if visible {
-        ProgressBar::new(games as u64)
-    } else {
-        ProgressBar::with_draw_target(Some(games as u64), ProgressDrawTarget::hidden())
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} games {msg}").expect("valid template"),
-    );
-    bar
 }
 
 /// Threads to use when a config says 0: the machine's cores.

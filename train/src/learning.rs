@@ -18,7 +18,7 @@ use crate::looping::{enter_loop, read_iterations, run_loop, IterationRecord, Ove
 use anyhow::{Context, Result};
 use eval::matches::run_match_once;
 use eval::results::MatchSummary;
-use eval::study::balance::Estimate;
+use eval::score::Estimate;
 use eval::{Contestant, RatingOptions};
 use net::model::parse_device;
 use run::RunDir;

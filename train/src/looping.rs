@@ -724,8 +724,10 @@ impl Looper<'_> {
         let Some(verdict) = self.gatekeeper.step(&self.run)? else {
             // The newest is the best: nothing new was trained, or this iteration's gate
             // promoted it before a kill; the results say which.
-            let promoted =
-                trained_here && self.gatekeeper.passed(&self.run, newest.step, &newest.dir)?;
+            let promoted = trained_here
+                && self
+                    .gatekeeper
+                    .passed(&self.run, newest.step, &newest.dir)?;
             summary.gate = if promoted {
                 "PROMOTED (before the restart)"
             } else {

@@ -252,7 +252,7 @@ fn main() -> Result<()> {
         } => bench(&config, &device, steps, batch, reference, rounds),
         Cmd::Learning(mut opts) => {
             install_stop_handler();
-            opts.command = eval::study::studies::command_line();
+            opts.command = eval::study::report::command_line();
             let report = train::learning::run(&opts)?;
             print!("{}", train::learning::markdown(&report));
             if let Some(r) = report.final_against("mcts:1000") {

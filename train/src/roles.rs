@@ -7,7 +7,6 @@ use crate::fit::{Losses, Trainer};
 use crate::window::Window;
 use anyhow::{Context, Result};
 use burn::tensor::Device;
-use indicatif::{ProgressBar, ProgressStyle};
 use net::model::Model;
 use run::tb::EventWriter;
 use run::{Lock, RunDir};
@@ -272,14 +271,7 @@ pub fn fit_locked(
             format!(" ({} skipped)", window.skipped.len())
         }
     ));
-    let bar = if verbose {
-        ProgressBar::new(target - start)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} steps {msg}").expect("valid template"),
-    );
+    let bar = run::progress::bar(target - start, "steps", verbose);
     let t0 = Instant::now();
     let mut last = parent;
     // The step of the newest checkpoint this fit wrote (none yet: the one it started from).

@@ -503,7 +503,7 @@ impl Session {
         if matches!(self.player.brain, Brain::Random) {
             return Err("the random player has no values: serve mcts:N or a network".into());
         }
-        let opts = crate::study::balance::StudyOptions {
+        let opts = crate::study::openings::StudyOptions {
             games: 0,
             sample_plies: 0,
             games_in_flight: 1,

@@ -1,10 +1,16 @@
-//! Exact first-player values for the pie table's smallest boards, from the solver
+//! Exact first-player values for the balance studies' smallest boards, from the solver
 //! ([`engine::solve`]): the game-theoretic result for Black under each balancing method, the
-//! first turns that win, and (under a pie rule) the openings White should swap.
+//! first turns that win, and (under a pie rule) the openings White should swap; and how a
+//! study's figures stand beside them: a score whose interval excludes the exact one, a chosen
+//! class that its maker won or lost against the solver.
 
+use crate::error::EvalError;
+use crate::score::Score;
+use crate::study::openings::class_of;
+use engine::board::Board;
 use engine::lifeline::{Balance, Lifeline, LifelineOptions};
 use engine::solve::{Analysis, Limits, Solver, Value};
-use engine::{Action, Game, Player};
+use engine::{Action, Game, GameConfig, Player};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -141,6 +147,73 @@ pub fn exact_rows(
     Ok(rows)
 }
 
+/// The exact row of `game` when it is Lifeline of a side in `sides` (`--exact-sides`), each
+/// solver call within `seconds`.
+pub(crate) fn exact_of(
+    game: &GameConfig,
+    sides: &[usize],
+    seconds: f64,
+) -> Result<Option<ExactRow>, EvalError> {
+    let GameConfig::Lifeline(o) = game else {
+        return Ok(None);
+    };
+    if !sides.contains(&o.size) {
+        return Ok(None);
+    }
+    eprintln!("exact: solving {} (at most {} s)", game.label(), seconds);
+    let row =
+        solve_lifeline(o, o.size, o.balance, o.komi as u32, seconds).map_err(EvalError::Config)?;
+    eprintln!(
+        "exact: {}: Black {} ({:.1} s)",
+        game.label(),
+        row.result(),
+        row.seconds
+    );
+    Ok(Some(row))
+}
+
+/// The exact score of a solved result for Black (1 win, 0 loss, one half a draw).
+pub(crate) fn exact_score(row: &ExactRow) -> Option<f64> {
+    match row.result() {
+        "win" => Some(1.0),
+        "loss" => Some(0.0),
+        "draw" => Some(0.5),
+        _ => None,
+    }
+}
+
+/// A flag for a chosen class that its maker won by play although the solver says it loses
+/// (the win came from the other side's mistakes), or lost although it wins. A class the
+/// solver did not reach in its budget gets no flag.
+pub(crate) fn class_flag(board: &Board, class: &str, opener: &Score, row: &ExactRow) -> String {
+    let chosen = class_of(board, class.split('+'));
+    let wins = chosen.is_some()
+        && row
+            .winning_first_turns
+            .iter()
+            .chain(&row.swap)
+            .any(|t| class_of(board, t.split('+')) == chosen);
+    match (wins, opener.estimate > 0.5) {
+        (false, true) if row.complete => {
+            ", **a losing class by the solver: won by the other side's mistakes**".into()
+        }
+        (true, false) => ", **a winning class by the solver: lost by its maker's mistakes**".into(),
+        _ => String::new(),
+    }
+}
+
+/// `1.000 (deterministic) · exact: loss, **outside**`.
+pub(crate) fn beside_exact(score: &Score, exact: Option<&ExactRow>) -> String {
+    let Some(row) = exact else {
+        return score.show();
+    };
+    let flag = match exact_score(row) {
+        Some(x) if !score.admits(x) => ", **excludes it**",
+        _ => "",
+    };
+    format!("{} (exact: {}{flag})", score.show(), row.result())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +243,48 @@ mod tests {
         }
         // Side 3 weak pie has 19 first stones in 4 classes under the board's symmetries.
         assert_eq!(rows[1].first_turn_classes, 4);
+    }
+
+    fn row(winning: &[&str], swap: &[&str]) -> ExactRow {
+        ExactRow {
+            side: 3,
+            balance: "komi".into(),
+            komi: Some(3),
+            black: Some("win".into()),
+            winning_first_turns: winning.iter().map(|s| s.to_string()).collect(),
+            first_turn_classes: 4,
+            first_turns_solved: 4,
+            swap: swap.iter().map(|s| s.to_string()).collect(),
+            complete: true,
+            nodes: 0,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_chosen_class_is_checked_against_the_solver_by_orbit() {
+        let board = crate::study::balance::board_of(
+            &serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        let won = Score::of_values(&[1.0], 1);
+        let lost = Score::of_values(&[0.0], 1);
+        let solver = row(&["c3"], &[]);
+        assert_eq!(class_flag(&board, "c3", &won, &solver), "");
+        assert!(class_flag(&board, "b1", &won, &solver).contains("other side's mistakes"));
+        assert!(class_flag(&board, "c3", &lost, &solver).contains("maker's mistakes"));
+        assert_eq!(class_flag(&board, "b1", &lost, &solver), "");
+        // Another corner of the same orbit is the same class; a pie's swap list counts too.
+        let corners = row(&[], &["a1"]);
+        assert_eq!(class_flag(&board, "a1", &won, &corners), "");
+        assert_eq!(class_flag(&board, "e5", &won, &corners), "");
+        // A solver out of budget before it reached a class says nothing of it.
+        let unfinished = ExactRow {
+            complete: false,
+            ..row(&["c3"], &[])
+        };
+        assert_eq!(class_flag(&board, "b1", &won, &unfinished), "");
+        assert!(class_flag(&board, "c3", &lost, &unfinished).contains("maker's mistakes"));
     }
 }

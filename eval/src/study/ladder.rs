@@ -4,9 +4,15 @@
 //! A figure is *converged* when its two strongest rungs agree within their intervals (a
 //! deterministic figure is its own interval) and, with three rungs or more, it did not move the
 //! same way over both of the last two steps. With one rung nothing can be said.
+//!
+//! Every balance study opens its Markdown with the [`headline`], ends it with the [`table`] of
+//! figures by rung, and draws each figure against its rung beside its own chart ([`svg`]).
 
-use crate::score::Score;
-use crate::study::balance::FairKomi;
+use crate::charts::{colour, points_with_intervals, svg_chart};
+use crate::error::EvalError;
+use crate::score::{Estimate, Score};
+use crate::study::komi::FairKomi;
+use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// One rung's value of a figure.
@@ -236,10 +242,65 @@ pub fn table(figures: &[Convergence]) -> String {
     s
 }
 
+/// Each figure of a strength ladder against its rung (weakest first), with its intervals: the
+/// picture of whether a study's answer has stopped moving.
+pub fn svg(figures: &[Convergence], y_desc: &str) -> Result<String, EvalError> {
+    let rungs = figures.iter().map(|f| f.rungs.len()).max().unwrap_or(1);
+    let values = figures
+        .iter()
+        .flat_map(|f| f.rungs.iter())
+        .flat_map(|r| [r.lo, r.estimate, r.hi])
+        .flatten();
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.1).max(0.05);
+    svg_chart(
+        "Figures by strength",
+        ("strength rung (weakest first)", -0.5..rungs as f64 - 0.5),
+        (y_desc, lo - pad..hi + pad),
+        None,
+        |chart| {
+            for (i, f) in figures.iter().enumerate() {
+                let offset = (i as f64 - (figures.len() as f64 - 1.0) / 2.0) * 0.04;
+                let points: Vec<(f64, Estimate)> = f
+                    .rungs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, r)| {
+                        let e = r.estimate?;
+                        let est = Estimate {
+                            estimate: e,
+                            lo: r.lo.unwrap_or(e),
+                            hi: r.hi.unwrap_or(e),
+                        };
+                        Some((k as f64 + offset, est))
+                    })
+                    .collect();
+                let c = colour(i);
+                chart
+                    .draw_series(LineSeries::new(
+                        points.iter().map(|p| (p.0, p.1.estimate)),
+                        c.mix(0.5),
+                    ))
+                    .map_err(|e| e.to_string())?;
+                let verdict = if f.converged {
+                    "converged"
+                } else {
+                    "not converged"
+                };
+                points_with_intervals(chart, &format!("{}: {verdict}", f.figure), c, &points)?;
+            }
+            Ok(())
+        },
+    )
+    .map_err(EvalError::Config)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::Estimate;
 
     fn rung(e: f64, lo: f64, hi: f64) -> Rung {
         Rung {

@@ -11,7 +11,7 @@
 //! opening better than even by swapping it (a score p for the opener becomes min(p, 1 - p)).
 
 use crate::error::EvalError;
-use crate::matches::{play_games, progress_bar, MatchOptions};
+use crate::matches::{play_games, MatchOptions};
 use crate::players::{Brain, Contestant, RolloutEvaluator};
 use crate::score::Score;
 use engine::board::Board;
@@ -221,7 +221,7 @@ pub(crate) fn play_study(
         stop: run::Stop::on_signal(),
     };
     let label = format!("{} {}", game.label(), player.info.name);
-    let bar = progress_bar(opts.games as u64, opts.progress, &label);
+    let bar = run::progress::bar(opts.games as u64, "games", opts.progress).with_message(label);
     let results = play_games(game, player, player, 0, opts.games, &match_opts, Some(&bar))?;
     bar.finish_and_clear();
     Ok(played(&results))
@@ -394,11 +394,12 @@ fn play_best_opening(
     let pie = has_swap(game);
     let valued = value_classes(&start, pie, player, opts)?;
     let top = valued.first().map_or(0.0, |v| merit(pie, v.2));
-    let bar = progress_bar(
-        valued.len().min(opts.max_classes) as u64,
-        opts.progress,
-        &format!("openings {} {}", game.label(), player.info.name),
-    );
+    let classes = valued.len().min(opts.max_classes) as u64;
+    let bar = run::progress::bar(classes, "classes", opts.progress).with_message(format!(
+        "openings {} {}",
+        game.label(),
+        player.info.name
+    ));
     let mut classes = Vec::new();
     let mut chosen_games: Option<(f64, Vec<Played>)> = None;
     for (k, (key, turns, value)) in valued.into_iter().enumerate() {

@@ -7,14 +7,26 @@
 //! decides a swap is the opening's value with the swap declined ([`crate::study::openings`]); once per
 //! orbit of the board's symmetry group and copied to the rest of the orbit. A cell shows the
 //! value of its stone, or, for pairs, the best and the mean value of the pairs through it.
+//!
+//! With `check_games`, every orbit's opening is also played out and the played score decides
+//! its swap; the solver's swaps stand beside the map where it reaches, and the swap decisions
+//! converge over a ladder of players. `eval balance swap-map` writes `swap-map.json`, `.svg`
+//! and `.md` ([`run()`]).
 
 use crate::error::EvalError;
 use crate::players::Contestant;
 use crate::render::{esc, heat, Geometry};
-use crate::study::balance::{Score, StudyOptions};
-use crate::study::openings::{first_turns, orbit_key, value_after};
+use crate::score::Score;
+use crate::study::balance::{BalanceSetup, INTERVALS};
+use crate::study::exact::{exact_of, ExactRow};
+use crate::study::ladder::{self, Convergence, Rung};
+use crate::study::openings::{
+    class_of, first_turns, has_swap, orbit_key, play_study, score_of, turn_name, value_after,
+    StudyOptions,
+};
+use crate::study::report::{side_by_side, write};
 use engine::board::Board;
-use engine::{Action, Cell, Game, GameConfig};
+use engine::{Action, AnyGame, Cell, Game, GameConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -69,11 +81,8 @@ pub fn swap_map(
     let all = first_turns(&start);
     type Valued = (f64, Option<Score>);
     let mut by_orbit: HashMap<Vec<Cell>, Valued> = HashMap::new();
-    let bar = crate::matches::progress_bar(
-        all.len() as u64,
-        opts.progress,
-        &format!("swap map {} {}", game.label(), player.info.name),
-    );
+    let bar = run::progress::bar(all.len() as u64, "openings", opts.progress)
+        .with_message(format!("swap map {} {}", game.label(), player.info.name));
     let mut openings = Vec::with_capacity(all.len());
     for cells in &all {
         let key = orbit_key(&board, cells);
@@ -97,7 +106,7 @@ pub fn swap_map(
                             progress: false,
                             ..opts.clone()
                         };
-                        crate::study::balance::score_after(game, player, &prefix, &opts)
+                        score_after(game, player, &prefix, &opts)
                     })
                     .transpose()?;
                 by_orbit.insert(key, (value, checked.clone()));
@@ -113,7 +122,19 @@ pub fn swap_map(
         });
     }
     bar.finish_and_clear();
-    let cells = board
+    Ok(SwapMap {
+        game: game.label(),
+        player: player.info.name.clone(),
+        searched: by_orbit.len(),
+        cells: cell_values(&board, &openings),
+        openings,
+    })
+}
+
+/// What each cell of `board` shows: the best and the mean value of the openings through it
+/// (a cell no opening goes through is left out).
+fn cell_values(board: &Board, openings: &[Opening]) -> Vec<CellValue> {
+    board
         .cells()
         .iter()
         .filter_map(|&c| {
@@ -130,14 +151,24 @@ pub fn swap_map(
                 mean: through.iter().sum::<f64>() / through.len() as f64,
             })
         })
-        .collect();
-    Ok(SwapMap {
-        game: game.label(),
-        player: player.info.name.clone(),
-        searched: by_orbit.len(),
-        openings,
-        cells,
-    })
+        .collect()
+}
+
+/// Black's score in games of `player` against itself that all start with `prefix` (an
+/// opening of the swap map, checked by play), White's swap declined.
+pub fn score_after(
+    game: &GameConfig,
+    player: &Contestant,
+    prefix: &[Action],
+    opts: &StudyOptions,
+) -> Result<Score, EvalError> {
+    Ok(score_of(&play_study(
+        game,
+        player,
+        prefix,
+        has_swap(game),
+        opts,
+    )?))
 }
 
 /// The board with every cell coloured by its best opening value (red: good for the player
@@ -170,5 +201,153 @@ pub fn swap_map_svg(board: &Board, map: &SwapMap) -> String {
         );
     }
     s.push_str("</svg>\n");
+    s
+}
+
+/// Every player's swap map of the setup's game (each orbit's opening played `check_games`
+/// times when asked), the solver's swaps beside them and the convergence of the swap decisions
+/// over the players; writes `swap-map.json`, `.svg` and `.md` and returns the Markdown.
+pub fn run(setup: &BalanceSetup, check_games: usize) -> Result<String, EvalError> {
+    let l = setup.load()?;
+    let game = &setup.config.game;
+    let maps = l
+        .players
+        .iter()
+        .map(|p| swap_map(game, p, check_games, &l.opts, &run::stop_requested))
+        .collect::<Result<Vec<_>, _>>()?;
+    let start = game.start().map_err(|e| EvalError::Config(e.to_string()))?;
+    let board = start.board().clone();
+    let exact = exact_of(game, &setup.exact_sides, setup.exact_seconds)?
+        .map(|row| exact_swaps(&start, &row))
+        .transpose()?;
+    let agreement: Vec<Option<[usize; 2]>> = maps
+        .iter()
+        .map(|m| exact.as_ref().map(|e| agreement(&board, m, e)))
+        .collect();
+    let ladder = vec![convergence(&maps)];
+    let picture = side_by_side(maps.iter().map(|m| swap_map_svg(&board, m)).collect());
+    write(
+        &setup.out,
+        "swap-map",
+        serde_json::json!({
+            "maps": maps,
+            "convergence": ladder,
+            "exact_swap": exact.as_ref().map(|e| e.iter().map(|k| turn_name(&board, k)).collect::<Vec<_>>()),
+            "agrees_with_exact": agreement,
+        }),
+        INTERVALS,
+        &picture,
+        &(ladder::headline(&ladder) + &markdown(&maps, &agreement) + &ladder::table(&ladder)),
+    )
+}
+
+/// The swap decisions by strength: the share of openings each rung would swap, converged when
+/// the two strongest rungs make the same decision on every opening.
+fn convergence(maps: &[SwapMap]) -> Convergence {
+    let share = |m: &SwapMap| {
+        m.openings.iter().filter(|o| o.swap).count() as f64 / m.openings.len().max(1) as f64
+    };
+    let mut c = ladder::convergence(
+        "share of openings White should swap",
+        maps.iter()
+            .map(|m| Rung {
+                player: m.player.clone(),
+                estimate: Some(share(m)),
+                lo: None,
+                hi: None,
+                not_applicable: false,
+            })
+            .collect(),
+    );
+    if let [.., a, b] = maps {
+        let differ: Vec<String> = a
+            .openings
+            .iter()
+            .zip(&b.openings)
+            .filter(|(x, y)| x.swap != y.swap)
+            .map(|(x, _)| x.cells.join("+"))
+            .collect();
+        c.converged = differ.is_empty() && c.converged;
+        if !differ.is_empty() {
+            c.why = format!(
+                "{} and {} decide {} openings differently: {}",
+                a.player,
+                b.player,
+                differ.len(),
+                differ
+                    .iter()
+                    .take(8)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    c
+}
+
+/// The openings (class keys) the solver says White should swap.
+fn exact_swaps(start: &AnyGame, row: &ExactRow) -> Result<Vec<Vec<Cell>>, EvalError> {
+    row.swap
+        .iter()
+        .map(|t| {
+            class_of(start.board(), t.split('+')).ok_or_else(|| {
+                EvalError::Config(format!("solver turn `{t}`: not cells of the board"))
+            })
+        })
+        .collect()
+}
+
+/// On how many of the map's opening classes its swap decision is the solver's: `[agree, of]`.
+fn agreement(board: &Board, map: &SwapMap, exact: &[Vec<Cell>]) -> [usize; 2] {
+    let mut seen = HashMap::new();
+    for o in &map.openings {
+        if let Some(key) = class_of(board, o.cells.iter().map(String::as_str)) {
+            let agrees = o.swap == exact.contains(&key);
+            seen.entry(key).or_insert(agrees);
+        }
+    }
+    [seen.values().filter(|&&ok| ok).count(), seen.len()]
+}
+
+fn markdown(maps: &[SwapMap], agreement: &[Option<[usize; 2]>]) -> String {
+    let mut s = String::from("# Swap map
+
+Each opening is valued for the player who made it with White's swap declined; White should swap the openings better than even for their maker.
+
+| game | player | openings (searched) | White should swap | agrees with the solver | best openings for the player who made them |
+|---|---|---|---|---|---|
+");
+    for (m, agree) in maps.iter().zip(agreement) {
+        let mut best: Vec<&Opening> = m.openings.iter().collect();
+        best.sort_by(|a, b| b.value.total_cmp(&a.value));
+        let top = best
+            .iter()
+            .take(5)
+            .map(|o| match &o.checked {
+                Some(c) => format!(
+                    "{} {:+.2} (played: Black {})",
+                    o.cells.join("+"),
+                    o.value,
+                    c.show()
+                ),
+                None => format!("{} {:+.2}", o.cells.join("+"), o.value),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let swaps = m.openings.iter().filter(|o| o.swap).count();
+        let agree = agree.map_or("-".into(), |[a, n]| {
+            let flag = if a < n { " **differs**" } else { "" };
+            format!("{a} of {n} classes{flag}")
+        });
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} ({}) | {swaps} | {agree} | {top} |",
+            m.game,
+            m.player,
+            m.openings.len(),
+            m.searched
+        );
+    }
     s
 }

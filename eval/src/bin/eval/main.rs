@@ -1,4 +1,10 @@
-//! `eval`: matches between players, the rating table of a run, and SPRT gating.
+//! `eval`: matches between players, the rating table of a run, and SPRT gating; the balance
+//! studies (`balance`) and the endgame truth set (`endgames`). The command lines are this
+//! binary's: each command's arguments become the library's plain values here, its run config
+//! read and parsed once.
+
+mod balance;
+mod endgames;
 
 use anyhow::{bail, Context, Result};
 use burn::tensor::Device;
@@ -103,13 +109,13 @@ enum Command {
     /// Markdown in --out).
     Balance {
         #[command(subcommand)]
-        study: eval::study::studies::Study,
+        study: balance::Study,
     },
     /// Late positions of a player's own games proved exactly (a truth set with certificates),
     /// and a player's value-sign and best-move accuracy on them.
     Endgames {
         #[command(subcommand)]
-        command: eval::study::endgames::Endgames,
+        command: endgames::Endgames,
     },
 }
 
@@ -201,19 +207,11 @@ impl JudgeRole {
 }
 
 fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
-    parse_config(&read_config(path)?, path)
+    Ok(eval::config::parse(&read_config(path)?, path)?)
 }
 
 fn read_config(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
-/// The run and `[eval]` tables of config `text`, read from `path` (what errors name).
-fn parse_config(text: &str, path: &Path) -> Result<(RunConfig, EvalConfig)> {
-    let named = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-    let rc = RunConfig::parse_from(text, path).map_err(anyhow::Error::msg)?;
-    let ec = EvalConfig::from_table(&rc.table).map_err(named)?;
-    Ok((rc, ec))
 }
 
 /// Refuse to add results of another game to a run (its ratings would mix games).
@@ -295,18 +293,8 @@ fn main() -> Result<()> {
             tree_memory_mb,
         )?,
         Command::Render { input, out, game } => render(&input, &out, game)?,
-        Command::Balance { study } => print!("{}", eval::study::studies::run(&study)?),
-        Command::Endgames { command } => match command {
-            eval::study::endgames::Endgames::Build(args) => {
-                print!("{}", eval::study::endgames::build(&args)?)
-            }
-            eval::study::endgames::Endgames::Score(args) => {
-                print!("{}", eval::study::endgames::score(&args)?)
-            }
-            eval::study::endgames::Endgames::Reprove(args) => {
-                print!("{}", eval::study::endgames::reprove(&args)?)
-            }
-        },
+        Command::Balance { study } => print!("{}", balance::run(study)?),
+        Command::Endgames { command } => print!("{}", endgames::run(command)?),
         Command::Solve {
             args,
             order,
@@ -589,7 +577,7 @@ fn rate(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<
         eval::Rater::new(judging).with_context(|| session.config().display().to_string())?;
     let (run, stop) = (session.run(), session.stop());
     loop {
-        let rated = rater.rate_all(run, || stop.requested())?;
+        let rated = rater.rate_all(run, stop)?;
         if rated > 0 || !follow {
             refresh_ratings(run.root());
         }
@@ -608,7 +596,7 @@ fn judging(config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> 
 
 /// [`judging`] of config `text`, read from `config`.
 fn judging_of(text: &str, config: &Path, run: &Path, device: &Device) -> Result<eval::Judging> {
-    let (rc, ec) = parse_config(text, config)?;
+    let (rc, ec) = eval::config::parse(text, config)?;
     check_run_game(run, &rc, config)?;
     Ok(eval::Judging {
         game: rc.game,

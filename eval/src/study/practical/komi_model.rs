@@ -1,0 +1,339 @@
+//! The komi pie's model: P(Black wins | class c, komi k) = σ(a_c + b (k − centre)), one
+//! intercept per opening class and a slope shared by every class, fitted to the distinct games
+//! of every (class, komi) cell and bootstrapped; the fair komi where Black's best class crosses
+//! one half, and the value head's own crossing beside it.
+
+use super::{BOOTSTRAP, RIDGE};
+use crate::score::Estimate;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// P(Black wins | class c, komi k) = σ(a_c + b (k − centre)): one intercept per class and a
+/// slope shared by every class.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PooledLogistic {
+    pub intercepts: Vec<f64>,
+    pub slope: f64,
+    /// Komi is centred here (the middle of the komis studied), so the ridge pulls every
+    /// intercept toward even at the middle of the range, not at komi 0.
+    pub centre: f64,
+}
+
+impl PooledLogistic {
+    pub fn at(&self, class: usize, komi: f64) -> f64 {
+        sigmoid(self.intercepts[class] + self.slope * (komi - self.centre))
+    }
+
+    /// Black's best: the highest class curve at `komi`.
+    pub fn best(&self, komi: f64) -> f64 {
+        (0..self.intercepts.len())
+            .map(|c| self.at(c, komi))
+            .fold(0.0, f64::max)
+    }
+
+    /// Where Black's best crosses one half; `None` unless the slope falls with komi.
+    pub fn fair_komi(&self) -> Option<f64> {
+        (self.slope < 0.0).then(|| {
+            self.intercepts
+                .iter()
+                .map(|a| self.centre - a / self.slope)
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// One (class, komi) cell's games: the class's index, the komi, and its distinct outcomes.
+pub type Cell3 = (usize, f64, Vec<f64>);
+
+/// The ridge-penalised maximum-likelihood [`PooledLogistic`] of `cells` over `classes`
+/// classes, by Newton's method. `None` when it does not converge.
+pub fn fit_pooled(cells: &[Cell3], classes: usize, centre: f64) -> Option<PooledLogistic> {
+    let dim = classes + 1;
+    let mut theta = vec![0.0; dim];
+    for _ in 0..200 {
+        let mut grad: Vec<f64> = theta.iter().map(|t| -RIDGE * t).collect();
+        let mut hess = vec![vec![0.0; dim]; dim];
+        (0..dim).for_each(|i| hess[i][i] = RIDGE);
+        for (c, k, outcomes) in cells {
+            let x = k - centre;
+            let p = sigmoid(theta[*c] + theta[classes] * x);
+            let n = outcomes.len() as f64;
+            let r: f64 = outcomes.iter().map(|y| y - p).sum();
+            let w = n * p * (1.0 - p);
+            grad[*c] += r;
+            grad[classes] += r * x;
+            hess[*c][*c] += w;
+            hess[*c][classes] += w * x;
+            hess[classes][*c] += w * x;
+            hess[classes][classes] += w * x * x;
+        }
+        let step = solve(hess, grad)?;
+        let size: f64 = step.iter().map(|s| s.abs()).sum();
+        theta.iter_mut().zip(&step).for_each(|(t, s)| *t += s);
+        if size < 1e-10 {
+            let slope = theta.pop()?;
+            return Some(PooledLogistic {
+                intercepts: theta,
+                slope,
+                centre,
+            });
+        }
+    }
+    None
+}
+
+/// `x` with `a x = b` (Gaussian elimination with partial pivoting); `None` if singular.
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if !(a[pivot][col].abs() > 1e-300) {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        let (upper, lower) = a.split_at_mut(col + 1);
+        let pivot_row = &upper[col];
+        for (offset, row) in lower.iter_mut().enumerate() {
+            let f = row[col] / pivot_row[col];
+            row.iter_mut()
+                .zip(pivot_row)
+                .skip(col)
+                .for_each(|(x, p)| *x -= f * p);
+            b[col + 1 + offset] -= f * b[col];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for row in (0..n).rev() {
+        let s: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - s) / a[row][row];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
+}
+
+/// The 2.5 and 97.5 percentiles of `xs` (sorted in place).
+fn percentiles(xs: &mut [f64]) -> (f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    let at = |q: f64| xs[((q * (xs.len() - 1) as f64).round() as usize).min(xs.len() - 1)];
+    (at(0.025), at(0.975))
+}
+
+/// The komi model's figures: the fair komi and Black's best at each komi, with bootstrap
+/// intervals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KomiFigures {
+    pub fit: PooledLogistic,
+    /// `None` when the slope does not fall with komi, or more than 2.5% of the bootstrap
+    /// refits have no crossing (the interval would be open).
+    pub fair_komi: Option<Estimate>,
+    /// Black's best by the model at each komi studied, with its bootstrap interval.
+    pub best: Vec<(u32, Estimate)>,
+    /// Bootstrap refits that had no crossing.
+    pub flat_refits: usize,
+}
+
+/// Fit the komi model to `cells` and bootstrap it ([`BOOTSTRAP`] refits, each resampling the
+/// distinct games of every cell with replacement).
+pub fn komi_figures(
+    cells: &[Cell3],
+    classes: usize,
+    komis: &[u32],
+    seed: u64,
+) -> Option<KomiFigures> {
+    let (lo, hi) = (*komis.iter().min()? as f64, *komis.iter().max()? as f64);
+    let centre = (lo + hi) / 2.0;
+    let fit = fit_pooled(cells, classes, centre)?;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut fair = Vec::with_capacity(BOOTSTRAP);
+    let mut best: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP); komis.len()];
+    let mut flat = 0;
+    for _ in 0..BOOTSTRAP {
+        let resampled: Vec<Cell3> = cells
+            .iter()
+            .map(|(c, k, ys)| {
+                let draw = (0..ys.len()).map(|_| ys[rng.gen_range(0..ys.len())]);
+                (*c, *k, draw.collect())
+            })
+            .collect();
+        let Some(refit) = fit_pooled(&resampled, classes, centre) else {
+            flat += 1;
+            continue;
+        };
+        match refit.fair_komi() {
+            Some(f) => fair.push(f),
+            None => flat += 1,
+        }
+        for (i, &k) in komis.iter().enumerate() {
+            best[i].push(refit.best(k as f64));
+        }
+    }
+    let open = flat as f64 > 0.025 * BOOTSTRAP as f64;
+    let fair_komi = match fit.fair_komi() {
+        Some(f) if !open && !fair.is_empty() => {
+            let (l, h) = percentiles(&mut fair);
+            // Only integer komis are played: the data cannot place the crossing closer than
+            // the integers around it.
+            Some(Estimate {
+                estimate: f,
+                lo: l.min(f.floor()),
+                hi: h.max(f.ceil()),
+            })
+        }
+        _ => None,
+    };
+    let best = komis
+        .iter()
+        .zip(best.iter_mut())
+        .map(|(&k, xs)| {
+            let e = fit.best(k as f64);
+            let (l, h) = if xs.is_empty() {
+                (0.0, 1.0)
+            } else {
+                percentiles(xs)
+            };
+            (
+                k,
+                Estimate {
+                    estimate: e,
+                    lo: l.min(e),
+                    hi: h.max(e),
+                },
+            )
+        })
+        .collect();
+    Some(KomiFigures {
+        fit,
+        fair_komi,
+        best,
+        flat_refits: flat,
+    })
+}
+
+/// Where the best class's value-head value crosses 0, linear between the komis: the value
+/// head's own fair komi. `values[i]` is the best class's value at `komis[i]` (sorted).
+pub fn value_head_crossing(points: &[(u32, f64)]) -> Option<f64> {
+    points.windows(2).find_map(|w| {
+        let ((k0, v0), (k1, v1)) = (w[0], w[1]);
+        (v0 >= 0.0 && v1 < 0.0).then(|| k0 as f64 + v0 / (v0 - v1) * (k1 as f64 - k0 as f64))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Games of three classes with a known shared slope.
+    fn simulated(
+        intercepts: &[f64],
+        slope: f64,
+        komis: &[u32],
+        games: usize,
+        seed: u64,
+    ) -> Vec<Cell3> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut cells = Vec::new();
+        for (c, a) in intercepts.iter().enumerate() {
+            for &k in komis {
+                let p = sigmoid(a + slope * k as f64);
+                let ys = (0..games)
+                    .map(|_| f64::from(u8::from(rng.gen::<f64>() < p)))
+                    .collect();
+                cells.push((c, k as f64, ys));
+            }
+        }
+        cells
+    }
+
+    /// Fails if the fit, the maximum over classes or the bootstrap were wrong: the known fair
+    /// komi is the best class's crossing (2.5 here, not the other classes' 1.0 or -1.0).
+    #[test]
+    fn the_pooled_model_recovers_a_known_slope_and_the_best_class_s_crossing() {
+        let komis: Vec<u32> = (0..=6).collect();
+        let cells = simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 200, 5);
+        let f = komi_figures(&cells, 3, &komis, 9).unwrap();
+        assert!((f.fit.slope + 0.8).abs() < 0.1, "{:?}", f.fit);
+        let fair = f.fair_komi.unwrap();
+        assert!(
+            fair.contains(2.5) && (fair.estimate - 2.5).abs() < 0.3,
+            "{fair:?}"
+        );
+        // Black's best is the first class's curve: 0.88 at komi 0, 0.17 at komi 6.
+        let (b0, b6) = (f.best[0].1, f.best[6].1);
+        assert!(
+            b0.contains(sigmoid(2.0)) && b6.contains(sigmoid(2.0 - 4.8)),
+            "{b0:?} {b6:?}"
+        );
+        // Fewer games, a wider interval.
+        let few = komi_figures(
+            &simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 20, 5),
+            3,
+            &komis,
+            9,
+        )
+        .unwrap()
+        .fair_komi
+        .unwrap();
+        assert!(
+            few.hi - few.lo > fair.hi - fair.lo,
+            "{few:?} against {fair:?}"
+        );
+    }
+
+    /// Side 3's truth, played without mistakes: c3 wins up to komi 3, b1 up to 2, the rest
+    /// only at 0. Fails if the interval claimed more than the integers can say, or the fit
+    /// took an average over classes instead of Black's best.
+    #[test]
+    fn deterministic_games_place_the_fair_komi_between_two_integers() {
+        let komis: Vec<u32> = (0..=8).collect();
+        let last_win = [3u32, 2, 0, 0];
+        let cells: Vec<Cell3> = last_win
+            .iter()
+            .enumerate()
+            .flat_map(|(c, &w)| {
+                komis
+                    .iter()
+                    .map(move |&k| (c, k as f64, vec![f64::from(u8::from(k <= w)); 4]))
+            })
+            .collect();
+        let f = komi_figures(&cells, 4, &komis, 1).unwrap();
+        let fair = f.fair_komi.unwrap();
+        assert!(
+            fair.lo >= 3.0 && fair.hi <= 4.0 && fair.lo < fair.hi,
+            "{fair:?}"
+        );
+        assert!(
+            f.best[3].1.estimate > 0.5 && f.best[4].1.estimate < 0.5,
+            "{:?}",
+            f.best
+        );
+    }
+
+    /// Fails if komi that does not move the games got a fair komi.
+    #[test]
+    fn games_that_komi_does_not_move_have_no_fair_komi() {
+        let komis: Vec<u32> = (0..=6).collect();
+        let cells = simulated(&[0.0, 0.5], 0.0, &komis, 30, 2);
+        let f = komi_figures(&cells, 2, &komis, 3).unwrap();
+        assert!(
+            f.fair_komi.is_none() || f.flat_refits > 0,
+            "{:?}",
+            f.fair_komi
+        );
+        assert!(
+            f.flat_refits > 5,
+            "flat in a share of refits: {}",
+            f.flat_refits
+        );
+    }
+
+    #[test]
+    fn the_value_head_crossing_is_linear_between_komis() {
+        let x = value_head_crossing(&[(1, 0.6), (2, 0.2), (3, -0.2), (4, -0.5)]).unwrap();
+        assert!((x - 2.5).abs() < 1e-12);
+        assert!(value_head_crossing(&[(1, 0.6), (2, 0.2)]).is_none());
+    }
+}
