@@ -435,17 +435,12 @@ fn export_onnx(m: &Model, out: &Path) -> Result<usize, String> {
     result
 }
 
+/// The run and `[train]` tables of the config at `path`, for the commands that enter no role
+/// (a role's config is read once by its `run::Session`).
 fn load_config(path: &Path) -> Result<(RunConfig, TrainConfig)> {
-    load_config_text(path).map(|(_, cfg, train)| (cfg, train))
-}
-
-/// The config at `path`, read once: its text (what a role freezes in the run, or compares with
-/// the frozen one) and what it says.
-fn load_config_text(path: &Path) -> Result<(String, RunConfig, TrainConfig)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (cfg, train) = train::config::run_and_train(&text, &path.display().to_string())?;
-    Ok((text, cfg, train))
+    train::config::run_and_train(&text, &path.display().to_string())
 }
 
 /// What `train fit` checks before it enters the run: the config's tables, the fit's target,

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use engine::Game;
 use eval::players::{resolve_checkpoint, Contestant, PlayerSpec};
 use eval::ratings::{format_table, update_ratings, RatingOptions};
-use eval::{EvalConfig, MatchOptions, MatchOutput};
+use eval::{MatchOptions, MatchOutput};
 use net::model::parse_device;
 use run::RunDir;
 use selfplay::config::RunConfig;
@@ -206,10 +206,6 @@ impl JudgeRole {
     }
 }
 
-fn load_config(path: &Path) -> Result<(RunConfig, EvalConfig)> {
-    Ok(eval::config::parse(&read_config(path)?, path)?)
-}
-
 fn read_config(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
@@ -339,7 +335,7 @@ fn serve(
     let tree_memory = tree_memory_mb.saturating_mul(1 << 20);
     let (game, search) = match config {
         Some(path) => {
-            let (rc, _) = load_config(path)?;
+            let (rc, _) = eval::config::load(path)?;
             (rc.game, rc.search)
         }
         None => match PlayerSpec::parse(model)? {
@@ -440,7 +436,7 @@ fn play_match(args: MatchArgs) -> Result<()> {
         games_in_flight,
         device,
     } = args;
-    let (rc, ec) = load_config(&config)?;
+    let (rc, ec) = eval::config::load(&config)?;
     if let Some(r) = &run {
         check_run_game(r, &rc, &config)?;
     }
