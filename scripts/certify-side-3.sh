@@ -4,7 +4,8 @@
 # without search (`engine solve check`), and compare the answers with the alpha-beta solver's:
 # the 13 strong-pie openings White should swap (eval/tests/truth.rs checks the balance studies
 # against the same list) and c3 as Black's only winning first stone at komi 3, none at komi 4.
-# The weak pie is proved and compared class by class in engine/tests/proofs.rs.
+# The weak pie is proved and compared class by class in engine/tests/proofs.rs (CI runs it
+# with --release after this script).
 # Usage: scripts/certify-side-3.sh [OUT]   (after `cargo build --release -p engine`)
 set -euo pipefail
 cd "$(dirname "$0")/.."

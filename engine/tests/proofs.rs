@@ -3,6 +3,11 @@
 //! class's answer compared with the alpha-beta solver's swap decision. (The strong pie and the
 //! komi pie around the fair komi are certified by scripts/certify-side-3.sh in CI, with the
 //! release build: the debug build's rule cross-checks make them ten times slower.)
+//!
+//! Here too the cross-checks cost: 242 s in the test build against 134 s in the release build
+//! (2-core AMD EPYC), so the test runs where debug assertions are off: `cargo test --release -p
+//! engine --test proofs`, which CI runs in its side-3 certification step beside the release
+//! engine it builds anyway; `cargo test` lists it as ignored, saying where it runs.
 
 use engine::lifeline::{Balance, LifelineOptions};
 use engine::proof;
@@ -26,6 +31,10 @@ fn options_for(out: PathBuf, only: &[&str]) -> SolveOptions {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "slow with the rules' cross-checks: run with --release (CI does)"
+)]
 fn side_3_weak_pie_is_certified_in_pieces_and_agrees_with_alpha_beta() {
     let config = GameConfig::Lifeline(LifelineOptions::new(3, Balance::Weak));
     let out = std::env::temp_dir().join(format!("weak-3-proofs-{}", std::process::id()));

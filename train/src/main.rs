@@ -170,38 +170,9 @@ fn main() -> Result<()> {
             steps,
             until,
             device,
-        } => {
-            let opening = run.open_role(Role::Fit, &config)?;
-            let (cfg, train, target) = opening.name_objects(check_fit(&opening, steps, until))?;
-            let session = opening.enter()?;
-            session.name_objects(fit(&session, &cfg, &train, target, &device))?;
-            Ok(session.finish()?)
-        }
-        Cmd::Check { run } => {
-            let invariants = train::check::check(&RunDir::new(&run))?;
-            print!("{}", train::check::render(&invariants));
-            if invariants.iter().any(|i| !i.held) {
-                std::process::exit(1);
-            }
-            Ok(())
-        }
-        Cmd::Status { run, minutes } => {
-            if !(minutes > 0.0 && minutes.is_finite()) {
-                anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
-            }
-            let report = match &run {
-                RunLocation::Dir(dir) => RunReport::of_dir(&RunDir::new(dir))?,
-                RunLocation::Bucket { url } => {
-                    let _log = run::logging::init("status");
-                    RunReport::of_bucket(
-                        url,
-                        &run::location::cache_dir(url).join("status-shards.json"),
-                    )?
-                }
-            };
-            print!("{}", report.render(minutes));
-            Ok(())
-        }
+        } => fit_role(&config, &run, steps, until, &device),
+        Cmd::Check { run } => check(&run),
+        Cmd::Status { run, minutes } => status(&run, minutes),
         Cmd::Trainer {
             config,
             run,
@@ -210,38 +181,21 @@ fn main() -> Result<()> {
             device,
             promote,
         } => {
-            let opening = run.open_role(Role::Trainer, &config)?;
-            let name = config.display().to_string();
-            let (cfg, train) =
-                opening.name_objects(train::config::run_and_train(opening.text(), &name))?;
-            let session = opening.enter()?;
             let rounds = TrainerRounds {
                 ratio,
                 until_step,
                 fitting: Fitting {
                     device,
                     progress: true,
-                    stop: session.stop().clone(),
+                    // The session's own, set once the role is entered.
+                    stop: run::Stop::on_signal(),
                 },
                 promote,
                 anneal: None,
             };
-            session.name_objects(trainer(&session, &cfg, &train, &rounds))?;
-            Ok(session.finish()?)
+            trainer_role(&config, &run, rounds)
         }
-        Cmd::Piece { config, run, out } => {
-            let (cfg, train) = load_config(&config)?;
-            let s = train::piece::save(&RunDir::new(&run), &cfg.games(), &train, &out)?;
-            println!(
-                "{}: step {}, {} samples generated, a window of {} (train loop --from {} goes on from it)",
-                out.display(),
-                s.step,
-                s.samples,
-                s.window,
-                out.display()
-            );
-            Ok(())
-        }
+        Cmd::Piece { config, run, out } => piece(&config, &run, &out),
         Cmd::Bench {
             config,
             device,
@@ -250,25 +204,7 @@ fn main() -> Result<()> {
             reference,
             rounds,
         } => bench(&config, &device, steps, batch, reference, rounds),
-        Cmd::Learning(mut opts) => {
-            install_stop_handler();
-            opts.command = eval::study::report::command_line();
-            let report = train::learning::run(&opts)?;
-            print!("{}", train::learning::markdown(&report));
-            if let Some(r) = report.final_against("mcts:1000") {
-                println!(
-                    "final model {} against mcts:1000: score {} ({} games)",
-                    report.rows.last().map_or("-", |r| r.checkpoint.as_str()),
-                    r.score.show(),
-                    r.games
-                );
-            }
-            println!(
-                "written: {}",
-                opts.out.join("learning.{json,md,svg}").display()
-            );
-            Ok(())
-        }
+        Cmd::Learning(opts) => learning(opts),
         Cmd::Export { model, out, format } => export(&model, &out, format),
         Cmd::Loop {
             config,
@@ -285,6 +221,96 @@ fn main() -> Result<()> {
             train_loop(&config, &run, overrides, quiet, from.as_deref())
         }
     }
+}
+
+/// `train fit`: the `fit` role entered once the config, the target and the run's network are
+/// checked, then one fit.
+fn fit_role(
+    config: &Path,
+    run: &RunLocation,
+    steps: Option<u64>,
+    until: Option<u64>,
+    device: &Device,
+) -> Result<()> {
+    let opening = run.open_role(Role::Fit, config)?;
+    let (cfg, train, target) = opening.name_objects(check_fit(&opening, steps, until))?;
+    let session = opening.enter()?;
+    session.name_objects(fit(&session, &cfg, &train, target, device))?;
+    Ok(session.finish()?)
+}
+
+/// `train check`: the run's invariants, the process failing when one does not hold.
+fn check(run: &Path) -> Result<()> {
+    let invariants = train::check::check(&RunDir::new(run))?;
+    print!("{}", train::check::render(&invariants));
+    if invariants.iter().any(|i| !i.held) {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// `train status`: what the run holds and who works on it, read where it lives.
+fn status(run: &RunLocation, minutes: f64) -> Result<()> {
+    if !(minutes > 0.0 && minutes.is_finite()) {
+        anyhow::bail!("--minutes must be a positive number of minutes (got {minutes})");
+    }
+    let report = match run {
+        RunLocation::Dir(dir) => RunReport::of_dir(&RunDir::new(dir))?,
+        RunLocation::Bucket { url } => {
+            let _log = run::logging::init("status");
+            let cache = run::location::cache_dir(url).join("status-shards.json");
+            RunReport::of_bucket(url, &cache)?
+        }
+    };
+    print!("{}", report.render(minutes));
+    Ok(())
+}
+
+/// `train trainer`: the `train` role entered, then its rounds, heeding the session's stop.
+fn trainer_role(config: &Path, run: &RunLocation, mut rounds: TrainerRounds) -> Result<()> {
+    let opening = run.open_role(Role::Trainer, config)?;
+    let name = config.display().to_string();
+    let (cfg, train) = opening.name_objects(train::config::run_and_train(opening.text(), &name))?;
+    let session = opening.enter()?;
+    rounds.fitting.stop = session.stop().clone();
+    session.name_objects(trainer(&session, &cfg, &train, &rounds))?;
+    Ok(session.finish()?)
+}
+
+/// `train piece`: what a run piece carries to the next machine, written to `out`.
+fn piece(config: &Path, run: &Path, out: &Path) -> Result<()> {
+    let (cfg, train) = load_config(config)?;
+    let s = train::piece::save(&RunDir::new(run), &cfg.games(), &train, out)?;
+    println!(
+        "{}: step {}, {} samples generated, a window of {} (train loop --from {} goes on from it)",
+        out.display(),
+        s.step,
+        s.samples,
+        s.window,
+        out.display()
+    );
+    Ok(())
+}
+
+/// `train learning`: the learning benchmark, its table printed and its files written.
+fn learning(mut opts: train::learning::LearningOptions) -> Result<()> {
+    install_stop_handler();
+    opts.command = eval::study::report::command_line();
+    let report = train::learning::run(&opts)?;
+    print!("{}", train::learning::markdown(&report));
+    if let Some(r) = report.final_against("mcts:1000") {
+        println!(
+            "final model {} against mcts:1000: score {} ({} games)",
+            report.rows.last().map_or("-", |r| r.checkpoint.as_str()),
+            r.score.show(),
+            r.games
+        );
+    }
+    println!(
+        "written: {}",
+        opts.out.join("learning.{json,md,svg}").display()
+    );
+    Ok(())
 }
 
 /// `train loop`: the loop through its door ([`train::looping::enter_loop`], going on from a

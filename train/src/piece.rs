@@ -25,7 +25,8 @@
 use anyhow::{bail, Context, Result};
 use run::RunDir;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use crate::config::TrainConfig;
 
@@ -75,7 +76,7 @@ pub fn save(
     let Some(run::Checkpoint { step, dir }) = run.newest() else {
         bail!("{} has no checkpoint to save", run.root().display());
     };
-    let here = crate::roles::count_samples(run, games, &mut Default::default());
+    let here = count_samples(run, games, &mut Default::default());
     let samples = carried(run)?.samples + here;
     let state = PieceState {
         step,
@@ -146,4 +147,25 @@ pub fn start(run: &RunDir, from: &Path) -> Result<Option<PieceState>> {
 fn copy(from: &Path, to: &Path) -> Result<()> {
     let bytes = std::fs::read(from).with_context(|| format!("cannot read {}", from.display()))?;
     run::write_atomic(to, &bytes).with_context(|| format!("cannot write {}", to.display()))
+}
+
+/// Samples of `games` in the run's shards, each shard's metadata read once into `counted`
+/// (an unreadable shard is tried again at the next call).
+pub(crate) fn count_samples(
+    run: &RunDir,
+    games: &[engine::GameConfig],
+    counted: &mut HashMap<PathBuf, usize>,
+) -> usize {
+    for path in run.shards() {
+        if let std::collections::hash_map::Entry::Vacant(e) = counted.entry(path) {
+            if let Ok(m) = selfplay::shard::read_shard_meta(e.key()) {
+                e.insert(if games.contains(&m.game) {
+                    m.samples
+                } else {
+                    0
+                });
+            }
+        }
+    }
+    counted.values().sum()
 }

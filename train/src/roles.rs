@@ -98,7 +98,7 @@ impl TrainerRounds {
             if self.until_step.is_some_and(|u| step >= u) {
                 break;
             }
-            let here = count_samples(run, &games, &mut counted);
+            let here = crate::piece::count_samples(run, &games, &mut counted);
             let generated = carried.samples + here;
             let allowed = (self.ratio * generated as f64 / batch) as u64;
             let round = self
@@ -135,27 +135,6 @@ impl TrainerRounds {
         }
         Ok(())
     }
-}
-
-/// Samples of `games` in the run's shards, each shard's metadata read once into `counted`
-/// (an unreadable shard is tried again at the next call).
-pub(crate) fn count_samples(
-    run: &RunDir,
-    games: &[engine::GameConfig],
-    counted: &mut HashMap<PathBuf, usize>,
-) -> usize {
-    for path in run.shards() {
-        if let std::collections::hash_map::Entry::Vacant(e) = counted.entry(path) {
-            if let Ok(m) = selfplay::shard::read_shard_meta(e.key()) {
-                e.insert(if games.contains(&m.game) {
-                    m.samples
-                } else {
-                    0
-                });
-            }
-        }
-    }
-    counted.values().sum()
 }
 
 /// A TensorBoard events file of its own in the run's `tb/`.

@@ -146,6 +146,29 @@ pub enum FairKomi {
     Unknown,
 }
 
+impl FairKomi {
+    /// The ladder's rung of `player`'s fair komi: its crossing, or the bound a curve without
+    /// one gives (no estimate, and only `lo` or only `hi`: "above 12" is `lo` 12).
+    pub fn rung(self, player: &str) -> Rung {
+        let bound = |lo, hi| Rung {
+            player: player.into(),
+            estimate: None,
+            lo,
+            hi,
+            not_applicable: false,
+        };
+        match self {
+            FairKomi::Crossing(e) => Rung {
+                estimate: Some(e.estimate),
+                ..bound(Some(e.lo), Some(e.hi))
+            },
+            FairKomi::Above(k) => bound(Some(k as f64), None),
+            FairKomi::Below(k) => bound(None, Some(k as f64)),
+            FairKomi::Unknown => bound(None, None),
+        }
+    }
+}
+
 impl std::fmt::Display for FairKomi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -407,10 +430,7 @@ fn check_komis(game: &GameConfig, komis: &[u32]) -> Result<(), EvalError> {
 pub(crate) fn fair_komi_convergence(figure: &str, curves: &[&KomiCurve]) -> Convergence {
     let mut c = ladder::convergence(
         figure,
-        curves
-            .iter()
-            .map(|k| Rung::of_fair_komi(&k.player, k.fair()))
-            .collect(),
+        curves.iter().map(|k| k.fair().rung(&k.player)).collect(),
     );
     for k in curves.iter().rev().take(2) {
         let reversals = k.reversals();
@@ -593,6 +613,25 @@ fn exact_md(curves: &[KomiCurve], rows: &[ExactRow]) -> String {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// A bound agrees with the figures it contains and not with those outside it. Fails if a
+    /// bound's rung lost its open side (an "above 12" read as exactly 12, or as no figure).
+    #[test]
+    fn bounds_agree_with_what_they_contain() {
+        let above = |k| FairKomi::Above(k).rung("p");
+        let both = ladder::convergence("x", vec![above(12), above(12)]);
+        assert!(both.converged && both.why.contains("above 12"), "{both:?}");
+        let crossing = FairKomi::Crossing(Estimate {
+            estimate: 5.5,
+            lo: 5.0,
+            hi: 6.0,
+        })
+        .rung("p");
+        assert!(!ladder::convergence("x", vec![crossing.clone(), above(12)]).converged);
+        assert!(ladder::convergence("x", vec![above(4), crossing]).converged);
+        let unknown = FairKomi::Unknown.rung("p");
+        assert!(!ladder::convergence("x", vec![above(12), unknown]).converged);
+    }
 
     #[test]
     fn the_fair_komi_fit_recovers_a_known_crossing() {

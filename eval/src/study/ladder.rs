@@ -11,7 +11,6 @@
 use crate::charts::{colour, points_with_intervals, svg_chart};
 use crate::error::EvalError;
 use crate::score::{Estimate, Score};
-use crate::study::komi::FairKomi;
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -50,27 +49,6 @@ impl Rung {
         Rung {
             not_applicable: best.pie && best.black.deterministic(),
             ..Rung::of_score(player, &best.black)
-        }
-    }
-
-    /// The fair komi of a curve: its crossing, or the bound a curve without one gives (no
-    /// estimate, and only `lo` or only `hi`: "above 12" is `lo` 12).
-    pub fn of_fair_komi(player: &str, fair: FairKomi) -> Rung {
-        let bound = |lo, hi| Rung {
-            player: player.into(),
-            estimate: None,
-            lo,
-            hi,
-            not_applicable: false,
-        };
-        match fair {
-            FairKomi::Crossing(e) => Rung {
-                estimate: Some(e.estimate),
-                ..bound(Some(e.lo), Some(e.hi))
-            },
-            FairKomi::Above(k) => bound(Some(k as f64), None),
-            FairKomi::Below(k) => bound(None, Some(k as f64)),
-            FairKomi::Unknown => bound(None, None),
         }
     }
 
@@ -364,25 +342,6 @@ mod tests {
             ..point(0.0)
         };
         assert!(!convergence("x", vec![point(1.0), none]).converged);
-    }
-
-    #[test]
-    fn bounds_agree_with_what_they_contain() {
-        let above = |k| Rung::of_fair_komi("p", FairKomi::Above(k));
-        let both = convergence("x", vec![above(12), above(12)]);
-        assert!(both.converged && both.why.contains("above 12"), "{both:?}");
-        let crossing = Rung::of_fair_komi(
-            "p",
-            FairKomi::Crossing(Estimate {
-                estimate: 5.5,
-                lo: 5.0,
-                hi: 6.0,
-            }),
-        );
-        assert!(!convergence("x", vec![crossing.clone(), above(12)]).converged);
-        assert!(convergence("x", vec![above(4), crossing]).converged);
-        let unknown = Rung::of_fair_komi("p", FairKomi::Unknown);
-        assert!(!convergence("x", vec![above(12), unknown]).converged);
     }
 
     /// Fails if a figure every deterministic player gets (Black's best under a pie from single
