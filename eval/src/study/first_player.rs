@@ -8,14 +8,14 @@ use crate::charts::{colour, dedup, points_with_intervals, svg_chart};
 use crate::error::EvalError;
 use crate::players::Contestant;
 use crate::score::{Estimate, Score};
-use crate::study::balance::{board_of, BalanceSetup, FAIR, INTERVALS};
+use crate::study::balance::{board_of, BalanceSetup, FAIR};
 use crate::study::exact::{beside_exact, class_flag, exact_of, ExactRow};
 use crate::study::ladder::{self, Convergence, Rung};
 use crate::study::openings::{
     best_opening, distinct, games_per_class, has_swap, play_study, BestOpening, Played,
     StudyOptions,
 };
-use crate::study::report::{side_by_side, write};
+use crate::study::report::{side_by_side, write_with_ladder};
 use engine::board::Board;
 use engine::GameConfig;
 use serde::{Deserialize, Serialize};
@@ -110,15 +110,13 @@ pub fn run(setup: &BalanceSetup) -> Result<String, EvalError> {
         svg(&results).map_err(EvalError::Config)?,
         ladder::svg(&ladder, "Black's best score")?,
     ]);
-    write(
+    write_with_ladder(
         &setup.out,
         "first-player",
-        serde_json::json!({ "results": results, "convergence": ladder, "exact": exact }),
-        INTERVALS,
+        serde_json::json!({ "results": results, "exact": exact }),
+        &ladder,
         &picture,
-        &(ladder::headline(&ladder)
-            + &markdown(&results, exact.as_ref(), &board_of(game)?)
-            + &ladder::table(&ladder)),
+        &markdown(&results, exact.as_ref(), &board_of(game)?),
     )
 }
 

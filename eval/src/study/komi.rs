@@ -10,11 +10,11 @@ use crate::charts::{colour, dedup, points_with_intervals, svg_chart};
 use crate::error::EvalError;
 use crate::players::Contestant;
 use crate::score::{Estimate, Score, Z95};
-use crate::study::balance::{board_of, with_komi, BalanceSetup, FAIR, INTERVALS};
+use crate::study::balance::{board_of, with_komi, BalanceSetup, FAIR};
 use crate::study::exact::{beside_exact, class_flag, exact_of, exact_score, ExactRow};
 use crate::study::ladder::{self, Convergence, Rung};
 use crate::study::openings::{best_opening, OpeningClass, StudyOptions};
-use crate::study::report::{side_by_side, write};
+use crate::study::report::{side_by_side, write_with_ladder};
 use engine::board::Board;
 use engine::GameConfig;
 use plotters::prelude::*;
@@ -402,15 +402,13 @@ pub fn run(setup: &BalanceSetup, komis: &[u32]) -> Result<String, EvalError> {
         svg(&curves).map_err(EvalError::Config)?,
         ladder::svg(&ladder, "fair komi")?,
     ]);
-    write(
+    write_with_ladder(
         &setup.out,
         "komi",
-        serde_json::json!({ "curves": curves, "convergence": ladder, "exact": exact }),
-        INTERVALS,
+        serde_json::json!({ "curves": curves, "exact": exact }),
+        &ladder,
         &picture,
-        &(ladder::headline(&ladder)
-            + &markdown(&curves, exact.as_deref(), &board_of(game)?)
-            + &ladder::table(&ladder)),
+        &markdown(&curves, exact.as_deref(), &board_of(game)?),
     )
 }
 

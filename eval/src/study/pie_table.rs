@@ -8,13 +8,13 @@ use crate::charts::{colour, points_with_intervals, svg_chart};
 use crate::error::EvalError;
 use crate::players::{Brain, Contestant};
 use crate::score::Estimate;
-use crate::study::balance::{with_komi, BalanceSetup, FAIR, INTERVALS};
+use crate::study::balance::{with_komi, BalanceSetup, FAIR};
 use crate::study::exact::{beside_exact, exact_rows, ExactRow};
 use crate::study::first_player::{first_player, FirstPlayer};
 use crate::study::komi::{fair_komi_convergence, komi_study, KomiCurve, KomiPoint};
 use crate::study::ladder::{self, Convergence, Rung};
 use crate::study::openings::StudyOptions;
-use crate::study::report::{side_by_side, write};
+use crate::study::report::{side_by_side, write_with_ladder};
 use engine::lifeline::LifelineOptions;
 use engine::GameConfig;
 use serde::{Deserialize, Serialize};
@@ -155,14 +155,10 @@ pub fn run(setup: &BalanceSetup, sides: &[usize], komis: &[u32]) -> Result<Strin
     ]);
     let json = serde_json::json!({
         "tables": tables.iter().map(|(p, rows)| serde_json::json!({"player": p, "rows": rows})).collect::<Vec<_>>(),
-        "convergence": ladder,
         "exact": exact,
     });
-    let md = ladder::headline(&ladder)
-        + &markdown(&tables, &exact)
-        + &exact_md(&exact)
-        + &ladder::table(&ladder);
-    write(&setup.out, "pie-table", json, INTERVALS, &picture, &md)
+    let md = markdown(&tables, &exact) + &exact_md(&exact);
+    write_with_ladder(&setup.out, "pie-table", json, &ladder, &picture, &md)
 }
 
 /// The pie table's games, every side under every method and komi, checked before it plays.

@@ -4,6 +4,8 @@
 //! ([`crate::study::resume`]).
 
 use crate::error::EvalError;
+use crate::study::balance::INTERVALS;
+use crate::study::ladder::{self, Convergence};
 use std::path::Path;
 
 /// The command line as a reader can paste it back into a shell.
@@ -45,6 +47,21 @@ pub(crate) fn write(
     // Every figure is in the files now: the pieces kept for a resume are not needed.
     crate::study::resume::forget(out);
     Ok(md)
+}
+
+/// [`write`] for a study judged over a ladder of players: its JSON gains the `convergence`,
+/// and its Markdown opens with the ladder's headline and ends with its table.
+pub(crate) fn write_with_ladder(
+    out: &Path,
+    name: &str,
+    mut json: serde_json::Value,
+    ladder: &[Convergence],
+    svg: &str,
+    md: &str,
+) -> Result<String, EvalError> {
+    json["convergence"] = serde_json::to_value(ladder).expect("convergence serialises");
+    let md = ladder::headline(ladder) + md + &ladder::table(ladder);
+    write(out, name, json, INTERVALS, svg, &md)
 }
 
 /// SVG pictures next to each other in one SVG (nested `<svg>` elements).

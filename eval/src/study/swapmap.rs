@@ -17,14 +17,14 @@ use crate::error::EvalError;
 use crate::players::Contestant;
 use crate::render::{esc, heat, Geometry};
 use crate::score::Score;
-use crate::study::balance::{BalanceSetup, INTERVALS};
+use crate::study::balance::BalanceSetup;
 use crate::study::exact::{exact_of, ExactRow};
 use crate::study::ladder::{self, Convergence, Rung};
 use crate::study::openings::{
     class_of, first_turns, has_swap, orbit_key, play_study, score_of, turn_name, value_after,
     StudyOptions,
 };
-use crate::study::report::{side_by_side, write};
+use crate::study::report::{side_by_side, write_with_ladder};
 use engine::board::Board;
 use engine::{Action, AnyGame, Cell, Game, GameConfig};
 use serde::{Deserialize, Serialize};
@@ -226,18 +226,17 @@ pub fn run(setup: &BalanceSetup, check_games: usize) -> Result<String, EvalError
         .collect();
     let ladder = vec![convergence(&maps)];
     let picture = side_by_side(maps.iter().map(|m| swap_map_svg(&board, m)).collect());
-    write(
+    write_with_ladder(
         &setup.out,
         "swap-map",
         serde_json::json!({
             "maps": maps,
-            "convergence": ladder,
             "exact_swap": exact.as_ref().map(|e| e.iter().map(|k| turn_name(&board, k)).collect::<Vec<_>>()),
             "agrees_with_exact": agreement,
         }),
-        INTERVALS,
+        &ladder,
         &picture,
-        &(ladder::headline(&ladder) + &markdown(&maps, &agreement) + &ladder::table(&ladder)),
+        &markdown(&maps, &agreement),
     )
 }
 
