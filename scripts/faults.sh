@@ -25,10 +25,10 @@ export LIFELINE_MOTO_PYTHON="$venv/bin/python" LIFELINE_REQUIRE_MOTO=1
 # The worker of the S3 run is the selfplay binary, built beside train's.
 cargo build --quiet -p selfplay --bins
 cargo test --quiet -p run --lib lease
-cargo test --quiet -p train --test bucket
-cargo test --quiet -p train --test loop_e2e -- killed_at_any_rename disk_fills
+cargo test --quiet -p train --test integration bucket::
+cargo test --quiet -p train --test integration -- killed_at_any_rename disk_fills
 for i in $(seq "$repeat"); do
   echo "S3 run $i of $repeat:"
-  cargo test --quiet -p train --test faults -- --nocapture 2>&1 |
+  cargo test --quiet -p train --test integration faults:: -- --nocapture 2>&1 |
     grep -E '^(random moments|[0-9]+ faults|  |held|BROKEN|test result)'
 done

@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 
 const SECOND: Duration = Duration::from_secs(1);
 
-mod common;
-use common::moto::{checkpoint_meta, moto};
-use common::{temp, TINY};
+use crate::common::moto::{checkpoint_meta, moto};
+use crate::common::{temp, TINY};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

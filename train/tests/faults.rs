@@ -20,9 +20,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::moto::{checkpoint_meta, moto, Moto};
-use common::{temp, TINY};
+use crate::common::moto::{checkpoint_meta, moto, Moto};
+use crate::common::{temp, TINY};
 
 /// The roles' lease. A newcomer whose clock runs `skew` ahead reads the holder's lease as
 /// expired once the holder's last renewal is `LEASE - skew` old; renewals come every third of

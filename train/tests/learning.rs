@@ -4,8 +4,7 @@
 
 use std::process::Command;
 
-mod common;
-use common::temp;
+use crate::common::{self, temp};
 
 /// The shared tiny config with every new checkpoint used at once.
 fn tiny() -> String {

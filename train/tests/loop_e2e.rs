@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{best_name, temp, TINY};
+use crate::common::{best_name, temp, TINY};
 
 fn files(dir: &Path, prefix: &str) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -6,8 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{best_name, temp, wait_for_holder, TINY};
+use crate::common::{best_name, temp, wait_for_holder, TINY};
 
 /// `train trainer` on the tiny run at ratio 1 until step 8, with `extra` arguments.
 fn spawn_trainer(config: &Path, run: &Path, extra: &[&str]) -> Child {

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-#[allow(dead_code)] // only the tests of a run on a bucket start moto
 pub mod moto;
 
 /// Lifeline side 3 with a one-block network: a loop iteration takes about a second.
@@ -52,7 +51,6 @@ pub fn temp(name: &str) -> PathBuf {
 /// Waits (up to 30 s) until a role's lock file names its holder. The file exists from the
 /// moment the role opens it, but names the holder only once the role also holds its lease:
 /// a second process asking in between is refused by "another process", not "pid N".
-#[allow(dead_code)] // not every test binary that shares this module takes a role
 pub fn wait_for_holder(lock: &std::path::Path) {
     let t0 = std::time::Instant::now();
     while std::fs::read_to_string(lock).map_or(true, |t| t.trim().is_empty()) {
@@ -67,7 +65,6 @@ pub fn wait_for_holder(lock: &std::path::Path) {
 
 /// The checkpoint name the run's best pointer holds (`models/best` carries its writer's role
 /// and epoch after the name: `000008 gate 1`).
-#[allow(dead_code)] // not every test binary that shares this module reads the pointer
 pub fn best_name(run: &std::path::Path) -> String {
     let text = std::fs::read_to_string(run.join("models/best")).unwrap_or_default();
     run::BestPointer::parse(&text).map_or(String::new(), |p| p.name)
