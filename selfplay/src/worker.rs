@@ -48,6 +48,14 @@ pub struct SelfPlayConfig {
     /// fair komi at 2.92 where the same config without it reached 3.45 (the solver: between 3
     /// and 4; docs/balance/README.md).
     pub greedy_share: f32,
+    /// Share of games whose first turn (each of Black's actions before White's first decision)
+    /// is drawn uniformly among the legal actions instead of searched. Self-play soon stops
+    /// opening with the stones it has learnt are bad, so White never learns to refute them,
+    /// yet a balance study asks White to, class by class (the side-3 strong pie's keep-classes,
+    /// docs/balance/README.md). Those plies are recorded with 0 visits and leave no sample;
+    /// the search starts afresh from the position White faces. KataGo and lc0 start a share of
+    /// their games from random or book openings for the same reason.
+    pub random_opening_share: f32,
 }
 
 impl Default for SelfPlayConfig {
@@ -66,6 +74,7 @@ impl Default for SelfPlayConfig {
             sizes: None,
             decline_swap_share: 0.0,
             greedy_share: 0.0,
+            random_opening_share: 0.0,
         }
     }
 }
@@ -87,6 +96,7 @@ impl SelfPlayConfig {
             ("resign_playout_share", self.resign_playout_share, share),
             ("decline_swap_share", self.decline_swap_share, share),
             ("greedy_share", self.greedy_share, share),
+            ("random_opening_share", self.random_opening_share, share),
         ] {
             check_float(&format!("selfplay.{name}"), v, range)?;
         }
@@ -297,7 +307,35 @@ impl SelfPlay<'_> {
             white_moved: false,
         };
         slot.full = rng.gen::<f32>() < self.selfplay.full_search_share;
+        // Drawn only when asked for, so a config without it keeps its random stream.
+        if self.selfplay.random_opening_share > 0.0
+            && rng.gen::<f32>() < self.selfplay.random_opening_share
+        {
+            self.play_random_first_turn(&mut slot, rng);
+        }
         slot
+    }
+
+    /// Black's first turn drawn uniformly among the legal actions, unsearched
+    /// (`random_opening_share`): recorded with 0 visits and no sample, the search started
+    /// afresh from the position White faces.
+    fn play_random_first_turn<R: Rng>(&self, slot: &mut Slot, rng: &mut R) {
+        let mut game = slot.start.clone();
+        let mut legal = Vec::new();
+        while game.to_move() == Player::Black && game.outcome().is_none() {
+            legal.clear();
+            game.legal_actions(&mut legal);
+            let Some(&action) = legal.get(rng.gen_range(0..legal.len().max(1))) else {
+                break;
+            };
+            game.apply(action);
+            slot.actions.push(action);
+            slot.infos.push(MoveInfo {
+                value: 0.0,
+                visits: 0,
+            });
+        }
+        slot.search = Search::new(self.search.clone(), game);
     }
 
     fn target_visits(&self, slot: &Slot) -> u32 {

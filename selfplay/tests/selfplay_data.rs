@@ -600,6 +600,78 @@ fn a_greedy_game_samples_only_black_s_first_turn() {
         .contains("selfplay.greedy_share"));
 }
 
+/// `random_opening_share = 1`: Black's first turn (two stones under the strong pie) is drawn
+/// uniformly and unsearched, so its plies are recorded with 0 visits and leave no sample, every
+/// later decision is searched and leaves one, and the openings spread over the board where the
+/// search's own choice (a peaked evaluator, no noise, no temperature) always opens alike. Fails
+/// if the first turn is still searched or sampled, if a later decision is not, or if the draw
+/// is not spread.
+#[test]
+fn a_random_opening_is_drawn_unsearched_and_leaves_no_sample() {
+    let game: GameConfig =
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"strong"}}"#)
+            .unwrap();
+    let search = SearchConfig {
+        visits: 16,
+        batch: 4,
+        ..SearchConfig::default()
+    };
+    let play = |share| {
+        let sp = SelfPlayConfig {
+            games_in_flight: 8,
+            // Fast searches only: no Dirichlet noise, and no temperature, so the search's
+            // choice is the same in every game.
+            full_search_share: 0.0,
+            fast_visits: 16,
+            temperature: 0.0,
+            final_temperature: 0.0,
+            resign_threshold: -1.0,
+            random_opening_share: share,
+            ..SelfPlayConfig::default()
+        };
+        let mut out = Vec::new();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        SelfPlay {
+            game: &game,
+            search: &search,
+            selfplay: &sp,
+            stop: &run::Stop::on_signal(),
+        }
+        .run(&mut PeakedEvaluator, 24, &mut rng, |g| out.push(g))
+        .unwrap();
+        out
+    };
+    let openings = |games: &[FinishedGame]| -> std::collections::HashSet<Vec<String>> {
+        games
+            .iter()
+            .map(|g| g.record.actions[..2].to_vec())
+            .collect()
+    };
+    let random = play(1.0);
+    for g in &random {
+        let visits: Vec<u32> = g.record.moves.iter().map(|m| m.visits).collect();
+        assert_eq!(visits[..2], [0, 0], "the first turn is not searched");
+        assert!(visits[2..].iter().all(|&v| v > 0), "{visits:?}");
+        assert_eq!(g.samples.len() + 2, g.record.actions.len());
+    }
+    // 24 uniform draws of two stones on 19 cells: fewer than 12 distinct openings has a
+    // probability below one in a million.
+    assert!(openings(&random).len() >= 12, "{:?}", openings(&random));
+    let searched = play(0.0);
+    assert_eq!(openings(&searched).len(), 1, "{:?}", openings(&searched));
+    assert!(searched
+        .iter()
+        .all(|g| g.samples.len() == g.record.actions.len()));
+    let bad = SelfPlayConfig {
+        random_opening_share: 2.0,
+        ..SelfPlayConfig::default()
+    };
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .contains("selfplay.random_opening_share"));
+}
+
 /// An evaluator that adds its calls and positions to counters shared with the test.
 struct Shared<'a> {
     calls: &'a std::sync::atomic::AtomicU64,
