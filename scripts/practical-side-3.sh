@@ -36,5 +36,11 @@ for s in 1 2; do
     study "strong-seed$s-x4-256" strong.toml "strong-seed$s-x4@256"
     study "strong-seed$s-x4-1024" strong.toml "strong-seed$s-x4@1024"
   fi
+  # Twice the budget with half the self-play games opened at random (random_opening_share).
+  if [ -d "$fixtures/strong-open-seed$s" ]; then
+    study "strong-open-seed$s" strong.toml "strong-open-seed$s"
+    study "strong-open-seed$s-256" strong.toml "strong-open-seed$s@256"
+    study "strong-open-seed$s-1024" strong.toml "strong-open-seed$s@1024"
+  fi
 done
 echo "written: $out"
