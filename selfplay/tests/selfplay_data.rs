@@ -518,6 +518,27 @@ fn the_trainer_and_numpy_refuse_the_same_samples() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `games` self-play games of `game` searched with [`PeakedEvaluator`], from a seeded stream.
+fn play_peaked(
+    game: &GameConfig,
+    search: &SearchConfig,
+    sp: &SelfPlayConfig,
+    games: usize,
+    seed: u64,
+) -> Vec<FinishedGame> {
+    let mut out = Vec::new();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    SelfPlay {
+        game,
+        search,
+        selfplay: sp,
+        stop: &run::Stop::on_signal(),
+    }
+    .run(&mut PeakedEvaluator, games, &mut rng, |g| out.push(g))
+    .unwrap();
+    out
+}
+
 /// Priors of one half on the first legal action: a search with a clear choice, so the best action
 /// does not hang on ties or on the visits a reused subtree brought along.
 struct PeakedEvaluator;
@@ -558,17 +579,7 @@ fn a_greedy_game_samples_only_black_s_first_turn() {
             greedy_share: share,
             ..SelfPlayConfig::default()
         };
-        let mut out = Vec::new();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        SelfPlay {
-            game: &game,
-            search: &search,
-            selfplay: &sp,
-            stop: &run::Stop::on_signal(),
-        }
-        .run(&mut PeakedEvaluator, 40, &mut rng, |g| out.push(g))
-        .unwrap();
-        out
+        play_peaked(&game, &search, &sp, 40, 3)
     };
     let by_first = |games: Vec<FinishedGame>| {
         let mut seen: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
@@ -629,17 +640,7 @@ fn a_random_opening_is_drawn_unsearched_and_leaves_no_sample() {
             random_opening_share: share,
             ..SelfPlayConfig::default()
         };
-        let mut out = Vec::new();
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        SelfPlay {
-            game: &game,
-            search: &search,
-            selfplay: &sp,
-            stop: &run::Stop::on_signal(),
-        }
-        .run(&mut PeakedEvaluator, 24, &mut rng, |g| out.push(g))
-        .unwrap();
-        out
+        play_peaked(&game, &search, &sp, 24, 5)
     };
     let openings = |games: &[FinishedGame]| -> std::collections::HashSet<Vec<String>> {
         games
