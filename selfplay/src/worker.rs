@@ -325,9 +325,10 @@ impl SelfPlay<'_> {
         while game.to_move() == Player::Black && game.outcome().is_none() {
             legal.clear();
             game.legal_actions(&mut legal);
-            let Some(&action) = legal.get(rng.gen_range(0..legal.len().max(1))) else {
+            if legal.is_empty() {
                 break;
-            };
+            }
+            let action = legal[rng.gen_range(0..legal.len())];
             game.apply(action);
             slot.actions.push(action);
             slot.infos.push(MoveInfo {
