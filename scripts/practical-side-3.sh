@@ -42,5 +42,10 @@ for s in 1 2; do
     study "strong-open-seed$s-256" strong.toml "strong-open-seed$s@256"
     study "strong-open-seed$s-1024" strong.toml "strong-open-seed$s@1024"
   fi
+  # The same recipe doubled (480 rounds): the players of the swap map's κ test, at 256 visits.
+  if [ -d "$fixtures/strong-open-seed$s-x2" ]; then
+    study "strong-open-seed$s-x2" strong.toml "strong-open-seed$s-x2"
+    study "strong-open-seed$s-x2-256" strong.toml "strong-open-seed$s-x2@256"
+  fi
 done
 echo "written: $out"
