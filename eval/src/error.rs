@@ -36,6 +36,12 @@ pub enum EvalError {
     Interrupted,
     #[error("stopped: {what} was stopped before its end")]
     Stopped { what: String },
+    /// A study stopped by a signal: its finished pieces are kept (`study::resume`).
+    #[error(
+        "stopped before its end: the study's finished pieces are kept in {}, and the same command goes on from them",
+        pieces.display()
+    )]
+    StudyStopped { pieces: std::path::PathBuf },
     #[error("{player}: {source}")]
     Search {
         player: String,

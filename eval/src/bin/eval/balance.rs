@@ -222,6 +222,29 @@ impl PracticalArgs {
 
 /// Run a study and write its files; returns the Markdown summary.
 pub fn run(study: Study) -> Result<String, EvalError> {
+    let out = match &study {
+        Study::Practical { args } => args.out.clone(),
+        Study::FirstPlayer { args }
+        | Study::Komi { args, .. }
+        | Study::SwapMap { args, .. }
+        | Study::PieTable { args, .. } => args.out.clone(),
+    };
+    run_study(study).map_err(|e| kept_on_stop(e, &out))
+}
+
+/// A stop (SIGINT or SIGTERM) inside a study ends the match or the games in progress with
+/// their own error, which says nothing of the study: its finished pieces are on disk and the
+/// same command goes on from them, which is what the reader needs to know.
+fn kept_on_stop(e: EvalError, out: &std::path::Path) -> EvalError {
+    match e {
+        EvalError::Interrupted | EvalError::Stopped { .. } => EvalError::StudyStopped {
+            pieces: eval::study::resume::pieces_dir(out),
+        },
+        e => e,
+    }
+}
+
+fn run_study(study: Study) -> Result<String, EvalError> {
     match study {
         Study::FirstPlayer { args } => first_player::run(&args.setup()?),
         Study::Komi { args, komi } => {
@@ -234,5 +257,29 @@ pub fn run(study: Study) -> Result<String, EvalError> {
             let komis = parse_komis(&komi)?;
             pie_table::run(&args.setup()?, &sides, &komis)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fails if a stop inside a study kept the match's "nothing of it was written" (the pieces
+    /// are written) or stopped naming where they are, or if another error were taken for a stop.
+    #[test]
+    fn a_stopped_study_names_its_kept_pieces_and_other_errors_pass_through() {
+        let out = std::path::Path::new("docs/balance/some-study");
+        for stop in [
+            EvalError::Interrupted,
+            EvalError::Stopped {
+                what: "the swap map".into(),
+            },
+        ] {
+            let said = kept_on_stop(stop, out).to_string();
+            assert!(said.contains("docs/balance/some-study/.resume"), "{said}");
+            assert!(said.contains("the same command goes on"), "{said}");
+        }
+        let other = kept_on_stop(EvalError::Config("--games must be positive".into()), out);
+        assert_eq!(other.to_string(), "--games must be positive");
     }
 }
