@@ -12,6 +12,16 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use selfplay::search::Evaluator;
 
+// Python allocates a class's object with 16-byte alignment and pyo3 0.23 places the Rust value
+// inside it without aligning further: a class whose fields need more would sit misaligned
+// (undefined behaviour; the dev profile aborts on it at random, as CI's wheel once did). Boxing
+// the over-aligned field keeps a class within 16; this fails to compile when one is not.
+const _: () = {
+    assert!(std::mem::align_of::<GameSpec>() <= 16);
+    assert!(std::mem::align_of::<State>() <= 16);
+    assert!(std::mem::align_of::<Network>() <= 16);
+};
+
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
@@ -334,7 +344,10 @@ impl State {
 /// A checkpoint's network on the CPU, through the folded inference self-play and matches use.
 #[pyclass(module = "lifeline_zero._engine", frozen)]
 struct Network {
-    model: Model,
+    /// Boxed: the model holds 64-byte aligned buffers, and Python allocates a class's object
+    /// with 16-byte alignment (pyo3 0.23 does not align it further), so a `Model` stored inline
+    /// would sit misaligned (undefined behaviour: the dev profile's checks abort on it).
+    model: Box<Model>,
     /// The checkpoint directory, for messages.
     dir: String,
 }
@@ -355,7 +368,7 @@ impl Network {
         let game = model.meta.game.clone();
         model.check_finite(&game, &dir).map_err(value_error)?;
         Ok(Network {
-            model: model.for_inference(),
+            model: Box::new(model.for_inference()),
             dir: dir.display().to_string(),
         })
     }
