@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Every practical-balance figure of docs/balance, regenerated from today's binary: side 3 by
+# scripts/practical-side-3.sh, then the committed reference players of sides 4 and 5 (players/)
+# through `eval balance practical`, and R(4) and its relatives through the side-4 endgame truth
+# set. Each folder gets its JSON (with the command that made it), Markdown and SVG; the
+# definitions are docs/studies.md's. A study stopped part-way keeps its finished pieces in
+# OUT/.resume, and running this script again goes on from them.
+#
+# Usage: scripts/practical-atlas.sh [SIDE...]   (after `cargo build --release -p eval`; sides
+# 3, 4 and 5 by default). Measured on 2 cores: side 3 about 15 minutes without its 1024-visit
+# rungs, side 4 about 3 hours, side 5 about 4 hours (docs/balance/README.md gives each study's).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+eval_bin="${EVAL:-target/release/eval}"
+sides=("$@")
+[ ${#sides[@]} -gt 0 ] || sides=(3 4 5)
+
+# A study of the players named, each at 64 visits: NAME CONFIG PLAYER... [-- EXTRA...]
+study() {
+  local side="$1" name="$2" config="$3"
+  shift 3
+  local args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    [ -d "players/$1" ] || { echo "skipped $name: players/$1 is not there" >&2; return 0; }
+    args+=(--player "players/$1@64")
+    shift
+  done
+  [ $# -gt 0 ] && shift
+  "$eval_bin" balance practical --config "configs/$config" "${args[@]}" "$@" \
+    --out "docs/balance/practical-$side/$name" | head -n 3
+}
+
+# R(4) and its relatives against the proved side-4 endgames: SCORE-FOLDER PLAYER.
+endgame_score() {
+  local set=docs/balance/lifeline-4-endgames
+  "$eval_bin" endgames score --set "$set" --config configs/lifeline-4-komi.toml \
+    --player "$2" --out "$set/$1" | head -n 3
+}
+
+for side in "${sides[@]}"; do
+  case "$side" in
+    3) scripts/practical-side-3.sh ;;
+    4)
+      study 4 komi lifeline-4-komi.toml lifeline-4-komi -- --komi 0..=12
+      study 4 komi-convergence lifeline-4-komi.toml lifeline-4-komi lifeline-4-komi-x2 \
+        lifeline-4-komi-x4 lifeline-4-komi-seed2 -- --komi 0..=12
+      study 4 weak lifeline-4-weak.toml lifeline-4-weak
+      study 4 strong lifeline-4-strong.toml lifeline-4-strong
+      endgame_score score players/lifeline-4-komi@64
+      endgame_score score-x2 players/lifeline-4-komi-x2@64
+      endgame_score score-x4 players/lifeline-4-komi-x4@64
+      endgame_score score-seed2 players/lifeline-4-komi-seed2@64
+      endgame_score score-mcts1000 mcts:1000
+      ;;
+    5)
+      study 5 komi lifeline-5-komi.toml lifeline-5-komi -- --komi 0..=12
+      study 5 komi-convergence lifeline-5-komi.toml lifeline-5-komi lifeline-5-komi-seed2 \
+        lifeline-5-komi-x2 -- --komi 0..=12
+      ;;
+    *) echo "no practical figures for side $side (sides 3, 4 and 5 have them)" >&2; exit 2 ;;
+  esac
+done
