@@ -559,7 +559,9 @@ fn gatekeeper(session: &run::Session, judging: eval::Judging, follow: bool) -> R
                 held.holder_now().as_deref().unwrap_or("holder unknown")
             );
         }
-        gatekeeper.step(session.run())?;
+        if finished_unless_stopped(gatekeeper.step(session.run()), "gatekeeper")?.is_none() {
+            return Ok(());
+        }
         if !follow || session.stop().requested() {
             return Ok(());
         }
@@ -573,7 +575,10 @@ fn rate(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<
         eval::Rater::new(judging).with_context(|| session.config().display().to_string())?;
     let (run, stop) = (session.run(), session.stop());
     loop {
-        let rated = rater.rate_all(run, stop)?;
+        let Some(rated) = finished_unless_stopped(rater.rate_all(run, stop), "rater")? else {
+            refresh_ratings(run.root());
+            return Ok(());
+        };
         if rated > 0 || !follow {
             refresh_ratings(run.root());
         }
@@ -581,6 +586,25 @@ fn rate(session: &run::Session, judging: eval::Judging, follow: bool) -> Result<
             return Ok(());
         }
         std::thread::sleep(std::time::Duration::from_secs(2));
+    }
+}
+
+/// A judging role asked to stop (SIGINT or SIGTERM) in the middle of a match ends as asked,
+/// not as a failure: the match returns [`eval::EvalError::Interrupted`] having written nothing,
+/// and the same command plays it again. `None` for that stop; every other error passes through.
+fn finished_unless_stopped<T>(
+    step: Result<T, eval::EvalError>,
+    role: &str,
+) -> Result<Option<T>, eval::EvalError> {
+    match step {
+        Err(eval::EvalError::Interrupted) => {
+            eprintln!(
+                "{role} stopped: the match in progress was not written, and the same command \
+                 plays it again"
+            );
+            Ok(None)
+        }
+        other => other.map(Some),
     }
 }
 
@@ -601,4 +625,25 @@ fn judging_of(text: &str, config: &Path, run: &Path, device: &Device) -> Result<
         device: device.clone(),
         progress: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fails if a stop in the middle of a match still ended a judging role as a failure (the
+    /// error "interrupted" and a failing status), or if another error or a finished step were
+    /// taken for a stop.
+    #[test]
+    fn a_judging_role_stopped_in_a_match_ends_as_asked() {
+        let stopped = finished_unless_stopped::<usize>(Err(eval::EvalError::Interrupted), "rater");
+        assert!(matches!(stopped, Ok(None)), "{stopped:?}");
+        assert!(matches!(
+            finished_unless_stopped(Ok(3), "rater"),
+            Ok(Some(3))
+        ));
+        let other =
+            finished_unless_stopped::<usize>(Err(eval::EvalError::Config("bad".into())), "x");
+        assert_eq!(other.unwrap_err().to_string(), "bad");
+    }
 }
