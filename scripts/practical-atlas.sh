@@ -7,15 +7,15 @@
 # OUT/.resume, and running this script again goes on from them.
 #
 # Usage: scripts/practical-atlas.sh [SIDE...]   (after `cargo build --release -p eval`; sides
-# 3, 4 and 5 by default). Measured on 2 cores: side 3 about 15 minutes without its 1024-visit
-# rungs, side 4 about 3 hours, side 5 about 4 hours (docs/balance/README.md gives each study's).
+# 3, 4 and 5 by default). On 2 cores, from each study's own time (docs/balance/README.md): side 3
+# about 15 minutes without its 1024-visit rungs, side 4 about 3 hours, side 5 about 4 hours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval_bin="${EVAL:-target/release/eval}"
 sides=("$@")
 [ ${#sides[@]} -gt 0 ] || sides=(3 4 5)
 
-# A study of the players named, each at 64 visits: NAME CONFIG PLAYER... [-- EXTRA...]
+# A study of the players named, each at 64 visits: SIDE NAME CONFIG PLAYER... [-- EXTRA...]
 study() {
   local side="$1" name="$2" config="$3"
   shift 3
@@ -45,6 +45,8 @@ for side in "${sides[@]}"; do
       study 4 komi-convergence lifeline-4-komi.toml lifeline-4-komi lifeline-4-komi-x2 \
         lifeline-4-komi-x4 lifeline-4-komi-seed2 -- --komi 0..=12
       study 4 weak lifeline-4-weak.toml lifeline-4-weak
+      study 4 weak-convergence lifeline-4-weak.toml lifeline-4-weak lifeline-4-weak-x2 \
+        lifeline-4-weak-x4 lifeline-4-weak-seed2
       study 4 strong lifeline-4-strong.toml lifeline-4-strong
       endgame_score score players/lifeline-4-komi@64
       endgame_score score-x2 players/lifeline-4-komi-x2@64

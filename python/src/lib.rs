@@ -344,9 +344,7 @@ impl State {
 /// A checkpoint's network on the CPU, through the folded inference self-play and matches use.
 #[pyclass(module = "lifeline_zero._engine", frozen)]
 struct Network {
-    /// Boxed: the model holds 64-byte aligned buffers, and Python allocates a class's object
-    /// with 16-byte alignment (pyo3 0.23 does not align it further), so a `Model` stored inline
-    /// would sit misaligned (undefined behaviour: the dev profile's checks abort on it).
+    /// Boxed: the model needs 64-byte alignment, more than a class may (see the check above).
     model: Box<Model>,
     /// The checkpoint directory, for messages.
     dir: String,
