@@ -8,7 +8,8 @@
 #
 # Usage: scripts/practical-atlas.sh [SIDE...]   (after `cargo build --release -p eval`; sides
 # 3, 4 and 5 by default). On 2 cores, from each study's own time (docs/balance/README.md): side 3
-# about 15 minutes without its 1024-visit rungs, side 4 about 3 hours, side 5 about 4 hours.
+# about 15 minutes without its 1024-visit rungs, side 4 about 5 hours (its strong pie's map at
+# 256 visits and the strong ladder's study about an hour each), side 5 about 4 hours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval_bin="${EVAL:-target/release/eval}"
@@ -48,6 +49,11 @@ for side in "${sides[@]}"; do
       study 4 weak-convergence lifeline-4-weak.toml lifeline-4-weak lifeline-4-weak-x2 \
         lifeline-4-weak-x4 lifeline-4-weak-seed2
       study 4 strong lifeline-4-strong.toml lifeline-4-strong
+      # The same map at 256 visits: the rung diagnostic (scripts/map-kappa.py compares the two).
+      "$eval_bin" balance practical --config configs/lifeline-4-strong.toml \
+        --player players/lifeline-4-strong@256 --out docs/balance/practical-4/strong-256 | head -n 3
+      study 4 strong-convergence lifeline-4-strong.toml lifeline-4-strong lifeline-4-strong-x2 \
+        lifeline-4-strong-x4 lifeline-4-strong-seed2
       endgame_score score players/lifeline-4-komi@64
       endgame_score score-x2 players/lifeline-4-komi-x2@64
       endgame_score score-x4 players/lifeline-4-komi-x4@64
