@@ -6,20 +6,22 @@
 Reads each study's first player's classes (opening -> category: swap, keep, near-even or
 undetermined) and prints the classes both maps hold, their agreement, Cohen's kappa over the
 four categories (agreement beyond what the two maps' category rates give by chance), and the
-classes decided both times (swap, keep or near even) whose categories differ. A diagnostic of
+classes decided both times (swap, keep or near even) whose categories differ; then the same of
+the point estimates (the maker's side of one half, Pearson r, the median difference) and each
+map's median interval width. A diagnostic of
 agreement between two players or two visit rungs, not a measure of correctness: two maps that
 make the same mistakes agree.
 """
 import collections
 import json
+import statistics
 import sys
 
 
-def categories(path):
+def classes(path):
     with open(path) as f:
         study = json.load(f)
-    classes = study["players"][0]["classes"]
-    return {(c["opening"], c.get("komi")): c["category"] for c in classes}
+    return {(c["opening"], c.get("komi")): c for c in study["players"][0]["classes"]}
 
 
 def kappa(pairs):
@@ -34,7 +36,9 @@ def kappa(pairs):
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    a, b = categories(sys.argv[1]), categories(sys.argv[2])
+    full_a, full_b = classes(sys.argv[1]), classes(sys.argv[2])
+    a = {k: c["category"] for k, c in full_a.items()}
+    b = {k: c["category"] for k, c in full_b.items()}
     shared = sorted(set(a) & set(b), key=str)
     if not shared:
         sys.exit("the two maps hold no class in common")
@@ -47,6 +51,19 @@ def main():
         print(f"  {x:>12} -> {y:<12} {n}")
     flips = [k for k in shared if a[k] != b[k] and "undetermined" not in (a[k], b[k])]
     print(f"decided both times and different: {len(flips)}", ", ".join(o for o, _ in flips))
+    rate = lambda c: c["win_rate"]["estimate"]
+    above = [(rate(full_a[k]) > 0.5, rate(full_b[k]) > 0.5) for k in shared]
+    observed, chance, k = kappa(above)
+    alike = sum(x == y for x, y in above)
+    print(f"the maker's side of one half: {alike} of {len(shared)} alike, Cohen's kappa {k if k is None else round(k, 3)}")
+    wa, wb = [rate(full_a[k]) for k in shared], [rate(full_b[k]) for k in shared]
+    if len(shared) > 1 and statistics.pstdev(wa) > 0 and statistics.pstdev(wb) > 0:
+        print(f"Pearson r of the win rates {statistics.correlation(wa, wb):.3f}")
+    print(f"median difference of the win rates {statistics.median(abs(x - y) for x, y in zip(wa, wb)):.3f}")
+    width = lambda c: c["win_rate"]["hi"] - c["win_rate"]["lo"]
+    print("median interval width {:.3f} and {:.3f}".format(
+        statistics.median(width(full_a[k]) for k in shared),
+        statistics.median(width(full_b[k]) for k in shared)))
 
 
 if __name__ == "__main__":
