@@ -621,3 +621,80 @@ fn bad_study_options_are_refused_with_the_flag_named() {
     }
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
+
+/// `eval balance rejudge`: a committed study (side 5's komi ladder, whose players' games are
+/// near even at komi 0 for some of them) judged again from its own games. How it could fail:
+/// the command that played the games lost or replaced, the replaced verdicts not recorded, a
+/// player without an edge at komi 0 still judged (docs/studies.md, "The komi pie needs an
+/// edge"), a player with a clear edge given another verdict than before, a second rejudge
+/// changing what the first wrote, or bad input written over or not named.
+#[test]
+fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs/balance/practical-5/komi-convergence/practical.json");
+    let (dir, _) = setup("rejudge", "");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&committed, dir.join("practical.json")).unwrap();
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let before = read(&dir.join("practical.json"));
+    balance(&["rejudge", dir.to_str().unwrap()]);
+    let after = read(&dir.join("practical.json"));
+    assert_eq!(after["command"], before["command"]);
+    assert!(after["rejudged"]["by"]
+        .as_str()
+        .unwrap()
+        .contains("rejudge"));
+    let players = |j: &serde_json::Value| j["players"].as_array().unwrap().clone();
+    let (old, new) = (players(&before), players(&after));
+    assert_eq!(old.len(), new.len());
+    let mut unclear = 0;
+    for (i, (o, n)) in old.iter().zip(&new).enumerate() {
+        assert_eq!(after["rejudged"]["verdicts_before"][i], o["verdict"]);
+        assert_eq!(
+            o["classes"], n["classes"],
+            "the games are kept as they were"
+        );
+        let b0 = &n["komi"]["model"]["best"][0];
+        assert_eq!(b0[0], 0, "komi 0 first");
+        let (lo, hi) = (b0[1]["lo"].as_f64().unwrap(), b0[1]["hi"].as_f64().unwrap());
+        if hi <= 0.65 {
+            assert_eq!(n["verdict"]["verdict"], "n/a", "{n}");
+        } else if lo > 0.65 {
+            assert_eq!(n["verdict"], o["verdict"], "a clear edge keeps the verdict");
+        } else {
+            assert_ne!(n["verdict"]["verdict"], "effective", "{n}");
+        }
+        unclear += usize::from(lo <= 0.65);
+    }
+    assert!(
+        unclear > 0,
+        "the study no longer has a player the rule changes"
+    );
+    let md = std::fs::read_to_string(dir.join("practical.md")).unwrap();
+    assert!(md.contains("recomputed from its games"), "{md}");
+    balance(&["rejudge", dir.to_str().unwrap()]);
+    assert_eq!(players(&read(&dir.join("practical.json"))), new);
+
+    // Bad input: no study there, and a study of another kind, each named; nothing written.
+    let refused = |dir: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(["balance", "rejudge", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert!(refused(&empty).contains("practical.json"));
+    let other = serde_json::json!({ "study": "swap-map", "players": [] }).to_string();
+    std::fs::write(empty.join("practical.json"), &other).unwrap();
+    let why = refused(&empty);
+    assert!(why.contains("`study`"), "{why}");
+    assert_eq!(
+        std::fs::read_to_string(empty.join("practical.json")).unwrap(),
+        other
+    );
+}

@@ -95,6 +95,13 @@ pub enum Study {
         #[command(flatten)]
         args: PracticalArgs,
     },
+    /// A finished practical study's verdicts and convergence recomputed from its own games
+    /// under today's definitions (no game replayed); its files rewritten, the JSON keeping the
+    /// command that played the games and the verdicts it replaced.
+    Rejudge {
+        /// The study's folder (holding `practical.json`).
+        dir: PathBuf,
+    },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
         #[command(flatten)]
@@ -224,6 +231,7 @@ impl PracticalArgs {
 pub fn run(study: Study) -> Result<String, EvalError> {
     let out = match &study {
         Study::Practical { args } => args.out.clone(),
+        Study::Rejudge { dir } => dir.clone(),
         Study::FirstPlayer { args }
         | Study::Komi { args, .. }
         | Study::SwapMap { args, .. }
@@ -253,6 +261,7 @@ fn run_study(study: Study) -> Result<String, EvalError> {
         }
         Study::SwapMap { args, check_games } => swapmap::run(&args.setup()?, check_games),
         Study::Practical { args } => practical::run(&args.setup()?),
+        Study::Rejudge { dir } => practical::rejudge::rejudge(&dir),
         Study::PieTable { args, sides, komi } => {
             let komis = parse_komis(&komi)?;
             pie_table::run(&args.setup()?, &sides, &komis)

@@ -19,6 +19,7 @@ pub mod convergence;
 pub mod komi_model;
 pub mod measure;
 pub mod reference;
+pub mod rejudge;
 pub mod report;
 pub mod solver;
 
@@ -354,7 +355,11 @@ fn komi_study(all: &[ClassGames], komis: &[u32], seed: u64) -> KomiStudy {
 }
 
 /// The method's verdict from a reference player's figures.
-fn method_verdict(all: &[ClassGames], in_all: usize, komi: Option<&KomiStudy>) -> Verdict {
+pub(crate) fn method_verdict(
+    all: &[ClassGames],
+    in_all: usize,
+    komi: Option<&KomiStudy>,
+) -> Verdict {
     let Some(komi) = komi else {
         let intervals: Vec<(String, Estimate)> = all
             .iter()
@@ -368,14 +373,41 @@ fn method_verdict(all: &[ClassGames], in_all: usize, komi: Option<&KomiStudy>) -
     if model.fit.slope >= 0.0 {
         return Verdict::NotApplicable("komi does not move these games".into());
     }
-    let intervals: Vec<(String, Estimate)> = model
-        .best
+    let complete = KOMI_PIE_RANGE.clone().all(|k| komi.komis.contains(&k));
+    komi_pie_verdict(&model.best, complete)
+}
+
+/// The komi pie's verdict from Black's best at each komi (docs/studies.md, "The komi pie
+/// needs an edge"): komi can only balance an edge Black has without it, so Black's best at
+/// komi 0 must lie above the near-even band before a near-even komi counts as the pie at work.
+/// A player whose games are near even at komi 0 already would call the pie effective whatever
+/// komi does, as a player too weak to use the first move would.
+pub fn komi_pie_verdict(best: &[(u32, Estimate)], complete: bool) -> Verdict {
+    let Some((_, edge)) = best.iter().find(|(k, _)| *k == 0) else {
+        return Verdict::Undetermined(
+            "komi 0 was not studied, so Black's edge without komi is unknown".into(),
+        );
+    };
+    if edge.hi <= EVEN_BAND.1 {
+        return Verdict::NotApplicable(format!(
+            "no edge for komi to balance: Black's best at komi 0 is {}, not above {}",
+            edge.show(),
+            EVEN_BAND.1
+        ));
+    }
+    let intervals: Vec<(String, Estimate)> = best
         .iter()
         .filter(|(k, _)| KOMI_PIE_RANGE.contains(k))
         .map(|(k, e)| (format!("komi {k}"), *e))
         .collect();
-    let complete = KOMI_PIE_RANGE.clone().all(|k| komi.komis.contains(&k));
-    verdict(&intervals, complete)
+    match verdict(&intervals, complete) {
+        Verdict::Effective(why) if edge.lo <= EVEN_BAND.1 => Verdict::Undetermined(format!(
+            "{why}, but Black's edge at komi 0, {}, is not clear of {}",
+            edge.show(),
+            EVEN_BAND.1
+        )),
+        other => other,
+    }
 }
 
 /// What the study is given: its run config, read and parsed once by the caller, and its
@@ -515,5 +547,44 @@ pub(crate) mod tests {
             Verdict::Undetermined(_)
         ));
         assert!(matches!(verdict(&[], true), Verdict::Undetermined(_)));
+    }
+
+    /// Fails if a komi pie were judged effective for a player whose games are near even
+    /// without komi (no edge for komi to balance), or kept effective when that edge is not
+    /// clear of the band, or if a clear edge stopped the ordinary verdict.
+    #[test]
+    fn the_komi_pie_is_judged_only_where_black_has_an_edge_at_komi_0() {
+        let curve = |b0: Estimate| -> Vec<(u32, Estimate)> {
+            let mut best = vec![(0, b0)];
+            best.extend((1..=12).map(|k| (k, interval(0.5, 0.45, 0.55))));
+            best
+        };
+        let clear = curve(interval(0.8, 0.75, 0.85));
+        assert!(matches!(
+            komi_pie_verdict(&clear, true),
+            Verdict::Effective(_)
+        ));
+        let none = curve(interval(0.6, 0.58, 0.64));
+        assert!(matches!(
+            komi_pie_verdict(&none, true),
+            Verdict::NotApplicable(_)
+        ));
+        let unsure = curve(interval(0.66, 0.62, 0.7));
+        assert!(matches!(
+            komi_pie_verdict(&unsure, true),
+            Verdict::Undetermined(_)
+        ));
+        let mut still_won = curve(interval(0.9, 0.85, 0.95));
+        still_won[1..]
+            .iter_mut()
+            .for_each(|(_, e)| *e = interval(0.8, 0.7, 0.9));
+        assert!(matches!(
+            komi_pie_verdict(&still_won, true),
+            Verdict::Ineffective(_)
+        ));
+        assert!(matches!(
+            komi_pie_verdict(&clear[1..], true),
+            Verdict::Undetermined(_)
+        ));
     }
 }
