@@ -43,6 +43,10 @@ pub struct Speeds {
     pub train_samples_per_second: f64,
     pub train_batch: usize,
     pub kernels: String,
+    /// The board sides of a multi-size config (`selfplay.sizes`), whose games the self-play
+    /// figures mix as self-play does; empty for one side.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sides: Vec<usize>,
 }
 
 /// Self-play and training cores of a concurrent loop.
@@ -199,6 +203,12 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
             train_samples_per_second: training,
             train_batch: train.batch_size,
             kernels: format!("{:?}", trainer.kernels()),
+            sides: cfg
+                .selfplay
+                .sizes
+                .clone()
+                .filter(|sides| sides.len() > 1)
+                .unwrap_or_default(),
         })
     })
 }
@@ -250,8 +260,17 @@ impl Speeds {
 
     /// One line for the log.
     pub fn line(&self) -> String {
+        let mixed = if self.sides.is_empty() {
+            String::new()
+        } else {
+            let sides: Vec<String> = self.sides.iter().map(|s| s.to_string()).collect();
+            format!(
+                " (games of sides {} mixed as in self-play)",
+                sides.join(", ")
+            )
+        };
         format!(
-            "{} ({} cores); one core: {:.0} self-play samples/s (network batch {:.0}: {:.0} positions/s, {:.0}% of the bench's {:.0} at batch {}), {:.0} training samples/s at batch {} ({} kernels)",
+            "{} ({} cores); one core{mixed}: {:.0} self-play samples/s (network batch {:.0}: {:.0} positions/s, {:.0}% of the bench's {:.0} at batch {}), {:.0} training samples/s at batch {} ({} kernels)",
             self.cpu,
             self.cores,
             self.selfplay_samples_per_second,
@@ -325,7 +344,27 @@ mod tests {
             train_samples_per_second: train,
             train_batch: 128,
             kernels: "FusedCpu".into(),
+            sides: Vec::new(),
         }
+    }
+
+    /// Fails if a multi-size config's figures did not say they mix sides, or a one-side
+    /// config's line named sides.
+    #[test]
+    fn the_line_names_the_sides_a_multi_size_config_mixes() {
+        let one = speeds(600.0, 2000.0);
+        assert!(!one.line().contains("sides"), "{}", one.line());
+        let mixed = Speeds {
+            sides: vec![3, 5, 7],
+            ..one
+        };
+        assert!(
+            mixed
+                .line()
+                .contains("one core (games of sides 3, 5, 7 mixed as in self-play): 600"),
+            "{}",
+            mixed.line()
+        );
     }
 
     #[test]
