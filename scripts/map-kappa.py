@@ -2,8 +2,9 @@
 """Cohen's kappa between two practical-balance swap maps of the same classes.
 
     scripts/map-kappa.py A/practical.json B/practical.json
+    scripts/map-kappa.py LADDER/practical.json#0 LADDER/practical.json#2
 
-Reads each study's first player's classes (opening -> category: swap, keep, near-even or
+Reads each study's first player's classes (`#I` after a file: its player I, from 0) (opening -> category: swap, keep, near-even or
 undetermined) and prints the classes both maps hold, their agreement, Cohen's kappa over the
 four categories (agreement beyond what the two maps' category rates give by chance), and the
 classes decided both times (swap, keep or near even) whose categories differ; then the same of
@@ -18,10 +19,15 @@ import statistics
 import sys
 
 
-def classes(path):
+def classes(spec):
+    path, _, index = spec.partition("#")
     with open(path) as f:
         study = json.load(f)
-    return {(c["opening"], c.get("komi")): c for c in study["players"][0]["classes"]}
+    players = study["players"]
+    i = int(index) if index else 0
+    if not 0 <= i < len(players):
+        sys.exit(f"{spec}: the study has {len(players)} player(s), numbered from 0")
+    return {(c["opening"], c.get("komi")): c for c in players[i]["classes"]}
 
 
 def kappa(pairs):
