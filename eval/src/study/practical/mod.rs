@@ -4,7 +4,8 @@
 //! per opening class with sequential stopping and the swap categories (`measure`), the pooled
 //! komi logistic and its bootstrap (`komi_model`), the value head beside the games, the
 //! verdicts (here), the solver's columns (`solver`), convergence (`convergence`), and the
-//! JSON, Markdown and SVG (`report`). `eval balance practical` runs it ([`run()`]).
+//! JSON, Markdown and SVG (`report`); a finished study is judged again under today's
+//! definitions from its own games (`rejudge`). `eval balance practical` runs it ([`run()`]).
 //!
 //! The definitions are fixed in docs/studies.md ("Practical balance: definitions") and this
 //! code follows them; the constants below are the margins written there.
