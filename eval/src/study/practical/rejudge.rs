@@ -6,7 +6,7 @@
 //!
 //! What it trusts: the games, intervals and komi model in the study's JSON, as the study
 //! wrote them; it refits nothing. What it recomputes: each reference player's verdict
-//! ([`method_verdict`]) and the convergence over the players. A player that was not a
+//! (`method_verdict`) and the convergence over the players. A player that was not a
 //! reference player keeps its `n/a`.
 
 use super::convergence::converged;
