@@ -64,6 +64,8 @@ for side in "${sides[@]}"; do
       study 5 komi lifeline-5-komi.toml lifeline-5-komi -- --komi 0..=12
       study 5 komi-convergence lifeline-5-komi.toml lifeline-5-komi lifeline-5-komi-seed2 \
         lifeline-5-komi-x2 -- --komi 0..=12
+      study 5 weak lifeline-5-weak.toml lifeline-5-weak
+      study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     *) echo "no practical figures for side $side (sides 3, 4 and 5 have them)" >&2; exit 2 ;;
   esac
