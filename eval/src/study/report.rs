@@ -40,13 +40,25 @@ pub(crate) fn write(
     json["command"] = command.clone().into();
     json["intervals"] = intervals.into();
     let md = format!("{md}\nMade by `{command}`.\n");
-    let text = serde_json::to_string_pretty(&json).expect("studies serialise") + "\n";
-    run::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
-    run::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
-    run::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
+    write_files(out, name, &json, svg, &md)?;
     // Every figure is in the files now: the pieces kept for a resume are not needed.
     crate::study::resume::forget(out);
     Ok(md)
+}
+
+/// A study's three files, `NAME.json` (pretty, the record) first, then its SVG and Markdown.
+pub(crate) fn write_files(
+    out: &Path,
+    name: &str,
+    json: &serde_json::Value,
+    svg: &str,
+    md: &str,
+) -> Result<(), EvalError> {
+    let text = serde_json::to_string_pretty(json).expect("studies serialise") + "\n";
+    run::write_atomic(&out.join(format!("{name}.json")), text.as_bytes())?;
+    run::write_atomic(&out.join(format!("{name}.svg")), svg.as_bytes())?;
+    run::write_atomic(&out.join(format!("{name}.md")), md.as_bytes())?;
+    Ok(())
 }
 
 /// [`write`] for a study judged over a ladder of players: its JSON gains the `convergence`,

@@ -12,7 +12,7 @@
 use super::convergence::converged;
 use super::{method_verdict, report, PlayerStudy, Verdict};
 use crate::error::EvalError;
-use crate::study::report::command_line;
+use crate::study::report::{command_line, write_files};
 use std::path::Path;
 
 /// Recompute the verdicts and convergence of the practical study in `dir` and rewrite its
@@ -48,7 +48,11 @@ pub fn rejudge(dir: &Path) -> Result<String, EvalError> {
             s.verdict = method_verdict(&s.classes, s.classes_in_all, s.komi.as_ref());
         }
     }
-    let komi_pie = studies.iter().any(|s| s.komi.is_some());
+    // As the study decided it from its game: a komi pie's classes each carry their komi
+    // (measure.rs), a pie's none; one komi studied gives no komi model but is still a komi pie.
+    let komi_pie = studies
+        .iter()
+        .any(|s| s.classes.iter().any(|c| c.komi.is_some()));
     let convergence = converged(&studies, komi_pie);
     let by = command_line();
     json["players"] = serde_json::to_value(&studies).expect("studies serialise");
@@ -58,9 +62,6 @@ pub fn rejudge(dir: &Path) -> Result<String, EvalError> {
         "{}\nMade by `{made_by}`; its verdicts and convergence recomputed from its games by `{by}` under the definitions of docs/studies.md.\n",
         report::markdown(&studies, &convergence)
     );
-    let text = serde_json::to_string_pretty(&json).expect("studies serialise") + "\n";
-    run::write_atomic(&path, text.as_bytes())?;
-    run::write_atomic(&dir.join("practical.svg"), report::svg(&studies).as_bytes())?;
-    run::write_atomic(&dir.join("practical.md"), md.as_bytes())?;
+    write_files(dir, "practical", &json, &report::svg(&studies), &md)?;
     Ok(md)
 }
