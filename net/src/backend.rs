@@ -6,6 +6,7 @@
 //! several times as fast on the quick network. [`choose`] picks the fastest one for a device;
 //! a new backend (onnxruntime, TensorRT) is one more implementation and one more line there.
 
+use crate::amx::Precision;
 use crate::fused::FusedNet;
 use crate::network::PolicyValueNet;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -29,13 +30,14 @@ pub trait Backend: Send + Sync + Debug {
     ) -> (Vec<f32>, Vec<f32>);
 }
 
-/// The fastest backend for `net` (in inference mode) on `device`; `LIFELINE_BACKEND=burn`
-/// forces burn's own layers on the CPU too (what the learning benchmark's ablation of
-/// inference speed compares against).
-pub fn choose(net: &PolicyValueNet, device: &Device) -> Box<dyn Backend> {
+/// The fastest backend for `net` (in inference mode) on `device`, its CPU convolutions in
+/// `precision` where the CPU can ([`crate::amx`]); `LIFELINE_BACKEND=burn` forces burn's own
+/// layers on the CPU too (what the learning benchmark's ablation of inference speed compares
+/// against).
+pub fn choose(net: &PolicyValueNet, device: &Device, precision: Precision) -> Box<dyn Backend> {
     let burn_forced = std::env::var("LIFELINE_BACKEND").is_ok_and(|b| b == "burn");
     if *device == Device::flex() && !burn_forced {
-        Box::new(FusedCpu::new(net))
+        Box::new(FusedCpu::new(net, precision))
     } else {
         Box::new(BurnLayers::new(net.clone(), device.clone()))
     }
@@ -94,16 +96,20 @@ pub struct FusedCpu {
 }
 
 impl FusedCpu {
-    pub fn new(net: &PolicyValueNet) -> Self {
+    /// `net` folded, its convolutions in `precision` where the CPU can (else f32).
+    pub fn new(net: &PolicyValueNet, precision: Precision) -> Self {
         FusedCpu {
-            net: FusedNet::fold(net),
+            net: FusedNet::fold_in(net, precision),
         }
     }
 }
 
 impl Backend for FusedCpu {
     fn name(&self) -> &'static str {
-        "fused-cpu"
+        match self.net.precision() {
+            Precision::F32 => "fused-cpu",
+            Precision::Bf16 => "fused-cpu-bf16",
+        }
     }
 
     fn run(

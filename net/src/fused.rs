@@ -23,6 +23,7 @@
 //! [`crate::backend::choose`]); other backends keep burn's own convolutions, which their
 //! kernels are built for.
 
+use crate::amx::{self, PackedWeight, Precision};
 use crate::network::{ConvBn, PolicyValueNet};
 use burn::nn::Linear;
 use burn::tensor::Tensor;
@@ -53,6 +54,19 @@ struct FoldedConv {
     kernel: usize,
     inputs: usize,
     outputs: usize,
+    /// The weight in bf16 for the tile unit, where [`Precision::Bf16`] was asked for and the
+    /// CPU has it ([`amx`]); `None` computes in f32.
+    packed: Option<PackedWeight>,
+}
+
+/// A thread's buffers for one convolution: the gathered neighbours in f32, or in bf16 with the
+/// f32 product beside them.
+#[derive(Default)]
+struct ConvScratch {
+    columns: Vec<f32>,
+    input16: Vec<u16>,
+    columns16: Vec<u16>,
+    product: Vec<f32>,
 }
 
 impl FoldedConv {
@@ -71,7 +85,15 @@ impl FoldedConv {
             kernel: kh,
             inputs: cin,
             outputs: cout,
+            packed: None,
         }
+    }
+
+    /// The same convolution computing in bf16 on the tile unit.
+    fn in_bf16(mut self) -> Self {
+        let depth = self.kernel * self.kernel * self.inputs;
+        self.packed = Some(PackedWeight::pack(&self.weight, depth, self.outputs));
+        self
     }
 
     /// `out` `(rows, Cout)` = relu(conv(`x`) + shift + `residual`), `x` `(rows, Cin)`.
@@ -79,39 +101,75 @@ impl FoldedConv {
         &self,
         x: &[f32],
         cells: &Cells,
-        columns: &mut Vec<f32>,
+        scratch: &mut ConvScratch,
         out: &mut [f32],
         residual: Option<&[f32]>,
     ) {
         let rows = x.len() / self.inputs;
-        let depth = self.kernel * self.kernel * self.inputs;
-        let lhs = if self.kernel == 1 {
-            x
-        } else {
-            cells.gather(x, self.inputs, columns);
-            &columns[..rows * depth]
-        };
-        matmul(lhs, &self.weight, out, rows, depth, self.outputs);
-        let shift = &self.shift;
-        match residual {
-            Some(r) => {
-                for (o, r) in out
-                    .chunks_exact_mut(self.outputs)
-                    .zip(r.chunks_exact(self.outputs))
-                {
-                    for ((o, &s), &r) in o.iter_mut().zip(shift).zip(r) {
-                        *o = (*o + s + r).max(0.0);
-                    }
-                }
+        match &self.packed {
+            Some(packed) => {
+                self.product_bf16(packed, x, cells, scratch);
+                self.finish(out, Some((&scratch.product, packed.width())), residual);
             }
             None => {
-                for o in out.chunks_exact_mut(self.outputs) {
-                    for (o, &s) in o.iter_mut().zip(shift) {
+                let depth = self.kernel * self.kernel * self.inputs;
+                let lhs = if self.kernel == 1 {
+                    x
+                } else {
+                    cells.gather(x, self.inputs, &mut scratch.columns);
+                    &scratch.columns[..rows * depth]
+                };
+                matmul(lhs, &self.weight, out, rows, depth, self.outputs);
+                self.finish(out, None, residual);
+            }
+        }
+    }
+
+    /// `out` = relu(product + shift + `residual`), one pass; the product is `out` itself or
+    /// rows of `width` values from which the first `Cout` are taken.
+    fn finish(&self, out: &mut [f32], product: Option<(&[f32], usize)>, residual: Option<&[f32]>) {
+        let c = self.outputs;
+        for (r, o) in out.chunks_exact_mut(c).enumerate() {
+            if let Some((product, width)) = product {
+                o.copy_from_slice(&product[r * width..r * width + c]);
+            }
+            match residual {
+                Some(res) => {
+                    for ((o, &s), &res) in o.iter_mut().zip(&self.shift).zip(&res[r * c..]) {
+                        *o = (*o + s + res).max(0.0);
+                    }
+                }
+                None => {
+                    for (o, &s) in o.iter_mut().zip(&self.shift) {
                         *o = (*o + s).max(0.0);
                     }
                 }
             }
         }
+    }
+
+    /// `scratch.product` `(rows, packed.width())` = conv(`x`) in bf16 on the tile unit.
+    fn product_bf16(&self, packed: &PackedWeight, x: &[f32], cells: &Cells, s: &mut ConvScratch) {
+        let rows = x.len() / self.inputs;
+        let depth = packed.depth();
+        s.input16.resize(x.len(), 0);
+        amx::to_bf16(x, &mut s.input16);
+        s.columns16.resize(amx::padded_rows(rows) * depth, 0);
+        if self.kernel == 1 {
+            for (row, dst) in s
+                .input16
+                .chunks_exact(self.inputs)
+                .zip(s.columns16.chunks_exact_mut(depth))
+            {
+                dst[..self.inputs].copy_from_slice(row);
+                dst[self.inputs..].fill(0);
+            }
+        } else {
+            cells.gather_rows(&s.input16, self.inputs, depth, &mut s.columns16);
+        }
+        s.product
+            .resize(amx::padded_rows(rows) * packed.width(), 0.0);
+        amx::matmul(&s.columns16, packed, &mut s.product, rows);
     }
 }
 
@@ -241,20 +299,36 @@ impl Cells {
     /// `x` `(positions * cells, C)` -> `columns` `(positions * cells, 9C)`: each row the
     /// nine neighbours' features, zeros off the board.
     pub(crate) fn gather(&self, x: &[f32], c: usize, columns: &mut Vec<f32>) {
+        columns.resize(x.len() * 9, 0.0);
+        self.gather_rows(x, c, 9 * c, columns);
+    }
+
+    /// [`Cells::gather`] into rows of `depth >= 9C` values, zeros past the nine neighbours;
+    /// `columns` holds at least a row per row of `x`.
+    pub(crate) fn gather_rows<T: Copy + Default>(
+        &self,
+        x: &[T],
+        c: usize,
+        depth: usize,
+        columns: &mut [T],
+    ) {
         let cells = self.count();
         let positions = x.len() / (cells * c);
-        columns.resize(positions * cells * 9 * c, 0.0);
-        let mut dst = columns.chunks_exact_mut(c);
+        let mut rows = columns.chunks_exact_mut(depth);
         for p in 0..positions {
             let position = &x[p * cells * c..(p + 1) * cells * c];
-            for &n in &self.neighbours {
-                let d = dst.next().expect("columns sized above");
-                if n == OFF_BOARD {
-                    d.fill(0.0);
-                } else {
-                    let n = n as usize;
-                    d.copy_from_slice(&position[n * c..(n + 1) * c]);
+            for neighbours in self.neighbours.chunks_exact(9) {
+                let row = rows.next().expect("a row of columns per row of x");
+                let (gathered, padding) = row.split_at_mut(9 * c);
+                for (&n, d) in neighbours.iter().zip(gathered.chunks_exact_mut(c)) {
+                    if n == OFF_BOARD {
+                        d.fill(T::default());
+                    } else {
+                        let n = n as usize;
+                        d.copy_from_slice(&position[n * c..(n + 1) * c]);
+                    }
                 }
+                padding.fill(T::default());
             }
         }
     }
@@ -288,7 +362,7 @@ struct Scratch {
     cells: Cells,
     x: Vec<f32>,
     y: Vec<f32>,
-    columns: Vec<f32>,
+    conv: ConvScratch,
     pooled: Vec<f32>,
     bias: Vec<f32>,
     head: Vec<f32>,
@@ -317,8 +391,50 @@ pub struct FusedNet {
 }
 
 impl FusedNet {
-    /// Fold a network in inference mode (batch norm with its running statistics).
+    /// Fold a network in inference mode (batch norm with its running statistics), in f32.
     pub fn fold(net: &PolicyValueNet) -> Self {
+        Self::fold_in(net, Precision::F32)
+    }
+
+    /// [`FusedNet::fold`] computing its convolutions in `precision`: bf16 only where the CPU
+    /// has the tile unit ([`amx::available`]), f32 elsewhere ([`FusedNet::precision`] says which).
+    pub fn fold_in(net: &PolicyValueNet, precision: Precision) -> Self {
+        let folded = Self::fold_f32(net);
+        if precision == Precision::Bf16 && amx::available() {
+            folded.in_bf16()
+        } else {
+            folded
+        }
+    }
+
+    /// What the convolutions compute in.
+    pub fn precision(&self) -> Precision {
+        if self.stem.packed.is_some() {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }
+    }
+
+    fn in_bf16(self) -> Self {
+        FusedNet {
+            stem: self.stem.in_bf16(),
+            blocks: self
+                .blocks
+                .into_iter()
+                .map(|b| FoldedBlock {
+                    first: b.first.in_bf16(),
+                    second: b.second.in_bf16(),
+                    pool: b.pool,
+                })
+                .collect(),
+            policy_conv: self.policy_conv.in_bf16(),
+            value_conv: self.value_conv.in_bf16(),
+            ..self
+        }
+    }
+
+    fn fold_f32(net: &PolicyValueNet) -> Self {
         let bias = net
             .policy_cells
             .bias
@@ -418,13 +534,13 @@ impl FusedNet {
         }
         s.x.resize(rows * c, 0.0);
         self.stem
-            .forward(&s.y, &s.cells, &mut s.columns, &mut s.x, None);
+            .forward(&s.y, &s.cells, &mut s.conv, &mut s.x, None);
 
         s.y.resize(rows * c, 0.0);
         for block in &self.blocks {
             block
                 .first
-                .forward(&s.x, &s.cells, &mut s.columns, &mut s.y, None);
+                .forward(&s.x, &s.cells, &mut s.conv, &mut s.y, None);
             if let Some(pool) = &block.pool {
                 s.pooled.resize(positions * 3 * c, 0.0);
                 s.bias.resize(c, 0.0);
@@ -444,7 +560,7 @@ impl FusedNet {
             out.resize(rows * c, 0.0);
             block
                 .second
-                .forward(&s.y, &s.cells, &mut s.columns, &mut out, Some(&s.x));
+                .forward(&s.y, &s.cells, &mut s.conv, &mut out, Some(&s.x));
             s.head = std::mem::replace(&mut s.x, out);
         }
         self.policy_head(s, positions, area, policy);
@@ -456,7 +572,7 @@ impl FusedNet {
     fn head_features(conv: &FoldedConv, s: &mut Scratch, positions: usize) {
         let rows = positions * s.cells.count();
         s.head.resize(rows * conv.outputs, 0.0);
-        conv.forward(&s.x, &s.cells, &mut s.columns, &mut s.head, None);
+        conv.forward(&s.x, &s.cells, &mut s.conv, &mut s.head, None);
         s.pooled.resize(positions * 3 * conv.outputs, 0.0);
         s.cells.pool(&s.head, conv.outputs, &mut s.pooled);
     }

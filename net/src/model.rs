@@ -11,6 +11,7 @@
 //! training crate adds its optimizer state to the same directory. `meta.json` holds a checksum
 //! of `weights.bpk`, checked on every load, so a damaged file is refused instead of played.
 
+use crate::amx::Precision;
 use crate::backend::{Backend, BurnLayers};
 use crate::evaluator::{Evaluation, Evaluator};
 use crate::network::{NetConfig, PolicyValueNet, VALUE_OUTPUTS};
@@ -509,11 +510,17 @@ impl Model {
     }
 
     /// The same network moved to inference mode (batch norm with running statistics), run by
-    /// the fastest backend for its device ([`crate::backend::choose`]).
+    /// the fastest backend for its device ([`crate::backend::choose`]) in f32.
     pub fn for_inference(&self) -> Model {
+        self.for_inference_in(Precision::F32)
+    }
+
+    /// [`Model::for_inference`] with the CPU's convolutions in `precision` where the CPU can
+    /// ([`crate::amx`]; [`Model::backend_name`] says what runs).
+    pub fn for_inference_in(&self, precision: Precision) -> Model {
         let device = self.device.clone().inner();
         let net = self.net.valid().to_device(&device);
-        let backend = crate::backend::choose(&net, &device);
+        let backend = crate::backend::choose(&net, &device, precision);
         Model {
             net,
             meta: self.meta.clone(),

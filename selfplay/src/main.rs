@@ -5,6 +5,7 @@ use burn::module::Module;
 use burn::tensor::Device;
 use clap::{Parser, Subcommand};
 use engine::{AnyGame, Game};
+use net::amx::Precision;
 use net::model::{parse_device, Model, NetEvaluator};
 use rand::SeedableRng;
 use run::{resolve_checkpoint, Role, RunLocation};
@@ -89,9 +90,14 @@ enum Cmd {
         #[arg(long)]
         layers: bool,
         /// With --reference: alternate burn and onnxruntime this many times and print the
-        /// median ratio per batch size (one run swings by ±30% on a busy machine).
+        /// median ratio per batch size (one run swings by ±30% on a busy machine); with --bf16,
+        /// f32 and bf16 likewise.
         #[arg(long, default_value_t = 1)]
         rounds: usize,
+        /// Time the network in bf16 on the tile unit (Intel AMX) against f32, alternating
+        /// batch by batch, and print the median ratio per batch size; fails on a CPU without it.
+        #[arg(long, conflicts_with_all = ["reference", "layers"])]
+        bf16: bool,
     },
     /// Whether a device computes what the CPU computes: the same network (random weights of the
     /// config's size, or --model) evaluated on --positions positions by the CPU's folded network
@@ -112,6 +118,10 @@ enum Cmd {
         /// The largest difference of a prior or a value (win minus loss) accepted.
         #[arg(long, default_value_t = 1e-3)]
         max_diff: f32,
+        /// What the CPU's folded network computes in: `f32`, or `bf16` on the tile unit (to
+        /// see how far bf16 moves priors and values).
+        #[arg(long, default_value = "f32")]
+        precision: Precision,
     },
     /// Visits per second of self-play search with the config's network, and the share of time
     /// spent outside the network (search, rules, encoding).
@@ -126,13 +136,18 @@ enum Cmd {
         /// `random` for a randomly initialised network, or a checkpoint directory.
         #[arg(long, default_value = "random")]
         model: String,
+        /// What the network computes in (`f32`, `bf16`); default: the config's
+        /// `selfplay.precision`, as self-play.
+        #[arg(long)]
+        precision: Option<Precision>,
     },
 }
 
+/// The model `spec` names, ready for inference in the config's `selfplay.precision`.
 fn load_model(spec: &str, cfg: &RunConfig, device: &Device) -> Result<Model> {
     if spec == "random" {
         let m = Model::random(&cfg.game, &cfg.network, device, 0).map_err(anyhow::Error::msg)?;
-        return Ok(m.for_inference());
+        return Ok(m.for_inference_in(cfg.selfplay.precision));
     }
     let dir = resolve_checkpoint(Path::new(spec))?;
     selfplay::roles::load_checkpoint(&dir, cfg, device)
@@ -209,22 +224,34 @@ fn main() -> Result<()> {
             reference,
             layers,
             rounds,
-        } => bench_net(
-            &config, &device, seconds, &batches, reference, layers, rounds,
-        )?,
+            bf16,
+        } => {
+            let variants = if bf16 {
+                Variants::Bf16
+            } else if layers {
+                Variants::Layers
+            } else {
+                Variants::Fused
+            };
+            bench_net(
+                &config, &device, seconds, &batches, reference, variants, rounds,
+            )?
+        }
         Cmd::BenchSearch {
             config,
             device,
             games,
             model,
-        } => bench_search(&config, &device, games, &model)?,
+            precision,
+        } => bench_search(&config, &device, games, &model, precision)?,
         Cmd::Agree {
             config,
             device,
             positions,
             model,
             max_diff,
-        } => agree(&config, &device, positions, &model, max_diff)?,
+            precision,
+        } => agree(&config, &device, positions, &model, max_diff, precision)?,
     }
     Ok(())
 }
@@ -243,25 +270,47 @@ fn sample_positions(start: &AnyGame, n: usize) -> Vec<AnyGame> {
     out
 }
 
+/// What `bench-net` times beside each other.
+#[derive(Clone, Copy, PartialEq)]
+enum Variants {
+    /// The inference backend search uses (in the config's precision).
+    Fused,
+    /// It and burn's own layers.
+    Layers,
+    /// The folded network in f32 and in bf16, alternating.
+    Bf16,
+}
+
 fn bench_net(
     config: &Path,
     device: &Device,
     seconds: f64,
     batches: &[usize],
     reference: bool,
-    layers: bool,
+    variants: Variants,
     rounds: usize,
 ) -> Result<()> {
     anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
     let model = load_model("random", &cfg, device)?;
-    let variants: Vec<(&str, Model)> = if layers {
-        vec![
+    let variants: Vec<(&str, Model)> = match variants {
+        Variants::Fused => vec![("burn", model)],
+        Variants::Layers => vec![
             ("burn", model.for_inference()),
             ("burn-layers", model.on_burn_layers()),
-        ]
-    } else {
-        vec![("burn", model)]
+        ],
+        Variants::Bf16 => {
+            let bf16 = model.for_inference_in(Precision::Bf16);
+            anyhow::ensure!(
+                bf16.backend_name() == "fused-cpu-bf16",
+                "--bf16: this CPU has no AMX-BF16 tile unit (or Linux refused it), so bf16 would run as {}",
+                bf16.backend_name()
+            );
+            vec![
+                ("f32", model.for_inference_in(Precision::F32)),
+                ("bf16", bf16),
+            ]
+        }
     };
     let start = cfg.game.start()?;
     let b = start.board();
@@ -292,6 +341,25 @@ fn bench_net(
         }
         done as f64 / t0.elapsed().as_secs_f64()
     };
+    if let [(_, f32_model), (_, bf16_model)] = &variants[..] {
+        if bf16_model.backend_name() == "fused-cpu-bf16" {
+            let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); batches.len()];
+            for round in 1..=rounds {
+                for (&batch, r) in batches.iter().zip(&mut ratios) {
+                    let (a, b) = (time(f32_model, batch), time(bf16_model, batch));
+                    println!("round {round} batch {batch:>4}: f32 {a:>9.0} bf16 {b:>9.0} positions/s ({:.2})", b / a);
+                    r.push(b / a);
+                }
+            }
+            for (batch, mut r) in batches.iter().zip(ratios) {
+                println!(
+                    "bf16 / f32 at batch {batch:>4}: {}",
+                    selfplay::bench::median_of_rounds(&mut r)
+                );
+            }
+            return Ok(());
+        }
+    }
     for (label, model) in &variants {
         for &batch in batches {
             println!(
@@ -341,12 +409,19 @@ fn bench_net(
     Ok(())
 }
 
-fn agree(config: &Path, device: &Device, n: usize, model: &str, max_diff: f32) -> Result<()> {
+fn agree(
+    config: &Path,
+    device: &Device,
+    n: usize,
+    model: &str,
+    max_diff: f32,
+    precision: Precision,
+) -> Result<()> {
     use selfplay::search::{Evaluation, Evaluator};
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
-    // The same weights twice: the CPU's inference model (folded), and its network moved to
-    // `device` and run by burn's layers.
-    let cpu = load_model(model, &cfg, &Device::flex())?;
+    // The same weights twice: the CPU's inference model (folded, in `precision`), and its
+    // network moved to `device` and run by burn's layers.
+    let cpu = load_model(model, &cfg, &Device::flex())?.for_inference_in(precision);
     let (net, meta, _) = load_model(model, &cfg, &Device::flex())?.into_parts();
     let on_device = Model::new(net.to_device(device), meta, device.clone());
     let start = cfg.game.start()?;
@@ -392,8 +467,17 @@ fn agree(config: &Path, device: &Device, n: usize, model: &str, max_diff: f32) -
     Ok(())
 }
 
-fn bench_search(config: &Path, device: &Device, games: usize, model: &str) -> Result<()> {
-    let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
+fn bench_search(
+    config: &Path,
+    device: &Device,
+    games: usize,
+    model: &str,
+    precision: Option<Precision>,
+) -> Result<()> {
+    let mut cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
+    if let Some(p) = precision {
+        cfg.selfplay.precision = p;
+    }
     let net = load_model(model, &cfg, device)?;
     let mut ev = NetEvaluator::new(&net);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);

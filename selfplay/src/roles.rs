@@ -232,8 +232,8 @@ pub fn self_play_worker(
     Ok(played)
 }
 
-/// Checkpoint `dir` ready for inference, checked to play the config's game with finite
-/// outputs.
+/// Checkpoint `dir` ready for self-play's inference (in `selfplay.precision`), checked to play
+/// the config's game with finite outputs.
 ///
 /// A checkpoint whose parent in the run is not the network it was trained from is loaded, and
 /// said ([`crate::lineage`]): the run's chain is broken, which `train status` reports too.
@@ -244,7 +244,7 @@ pub fn load_checkpoint(dir: &Path, cfg: &RunConfig, device: &Device) -> Result<M
     }
     m.check_plays(&cfg.game, dir)?;
     m.check_finite(&cfg.game, dir)?;
-    Ok(m.for_inference())
+    Ok(m.for_inference_in(cfg.selfplay.precision))
 }
 
 /// A seed no earlier batch used: the clock's nanoseconds mixed with the pid.

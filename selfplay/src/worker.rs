@@ -5,6 +5,7 @@ use crate::shard::Sample;
 use engine::record::{GameRecord, MoveInfo, RecordResult};
 use engine::testing::encode_owned;
 use engine::{Action, AnyGame, EndReason, Game, GameConfig, Player};
+use net::amx::Precision;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +57,11 @@ pub struct SelfPlayConfig {
     /// the search starts afresh from the position White faces. KataGo and lc0 start a share of
     /// their games from random or book openings for the same reason.
     pub random_opening_share: f32,
+    /// What self-play's network computes its convolutions in: `f32`, or `bf16` on the tile
+    /// unit of CPUs that have one (Intel AMX; f32 elsewhere, and the loop's machine line names
+    /// the backend that ran). Only self-play: gates, ratings and studies stay in f32, the same
+    /// on every CPU.
+    pub precision: Precision,
 }
 
 impl Default for SelfPlayConfig {
@@ -75,6 +81,7 @@ impl Default for SelfPlayConfig {
             decline_swap_share: 0.0,
             greedy_share: 0.0,
             random_opening_share: 0.0,
+            precision: Precision::F32,
         }
     }
 }

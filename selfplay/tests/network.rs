@@ -462,6 +462,54 @@ fn fused_cpu_network_matches_the_reference_layers() {
     }
 }
 
+/// bf16 on the tile unit computes what f32 computes within bf16's rounding, for every game; on
+/// a CPU without the tile unit, asking for bf16 gives the f32 network itself. Fails if a bf16
+/// convolution reads wrong rows, columns or padding (errors the size of the logits), if the
+/// backend does not say what it runs, or if the fallback computes anything else.
+#[test]
+fn bf16_inference_stays_within_its_rounding_of_f32() {
+    use burn::module::Module;
+    use net::amx::Precision;
+    let device = Device::flex();
+    for (i, cfg) in games().iter().enumerate() {
+        let mut model = Model::random(cfg, &small_net(), &device, 40 + i as u64).unwrap();
+        let net = model.net().clone().map(&mut Perturb);
+        model = model.with_net(net);
+        let bf16 = model.for_inference_in(Precision::Bf16);
+        let f32 = model.for_inference();
+        let ps = positions(cfg, 9);
+        let (inputs, mask, h, w) = encode_batch(&ps);
+        let (p1, v1) = bf16.run(inputs.clone(), &mask, ps.len(), h, w);
+        let (p2, v2) = f32.run(inputs, &mask, ps.len(), h, w);
+        if !net::amx::available() {
+            assert_eq!(bf16.backend_name(), "fused-cpu", "no tile unit: f32");
+            assert_eq!((p1, v1), (p2, v2), "{}: the fallback is f32", cfg.label());
+            continue;
+        }
+        assert_eq!(bf16.backend_name(), "fused-cpu-bf16");
+        // bf16 keeps 8 significant bits: each product of a layer is off by at most 2^-8 of
+        // its size, and about a dozen layers lie between the input and a logit, so even
+        // errors that all add up stay under 12 x 2^-8 < 5% of the logits' spread (the
+        // value's probabilities likewise within 0.05).
+        let spread = p2.iter().fold(0f32, |m, x| m.max(x.abs()));
+        assert!(spread > 0.01, "{}: logits are not all zero", cfg.label());
+        for (k, (a, b)) in p1.iter().zip(&p2).enumerate() {
+            assert!(
+                (a - b).abs() <= 0.05 * (1.0 + spread),
+                "{}: policy entry {k}: bf16 {a}, f32 {b}",
+                cfg.label()
+            );
+        }
+        for (a, b) in v1.iter().zip(&v2) {
+            assert!(
+                (a - b).abs() <= 0.05,
+                "{}: value bf16 {a}, f32 {b}",
+                cfg.label()
+            );
+        }
+    }
+}
+
 /// Turns every parameter into NaN: what a diverged fit leaves.
 struct Poison;
 

@@ -43,6 +43,10 @@ pub struct Speeds {
     pub train_samples_per_second: f64,
     pub train_batch: usize,
     pub kernels: String,
+    /// The inference backend self-play and the bench ran (`fused-cpu`, `fused-cpu-bf16`);
+    /// empty in the `machine.json` of runs made before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub inference: String,
     /// The board sides of a multi-size config (`selfplay.sizes`), whose games the self-play
     /// figures mix as self-play does; empty for one side.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -175,7 +179,7 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
         let device = burn::tensor::Device::flex();
         let fresh =
             || Model::random(&cfg.game, &cfg.network, &device, 0).map_err(anyhow::Error::msg);
-        let model = fresh()?.for_inference();
+        let model = fresh()?.for_inference_in(cfg.selfplay.precision);
         // As many games as self-play keeps in flight, so that the network batch it forms is
         // the one a run forms (with 4 games it was about a tenth of it).
         let games = cfg.selfplay.games_in_flight.max(4);
@@ -203,6 +207,7 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
             train_samples_per_second: training,
             train_batch: train.batch_size,
             kernels: format!("{:?}", trainer.kernels()),
+            inference: model.backend_name().to_string(),
             sides: cfg
                 .selfplay
                 .sizes
@@ -269,8 +274,13 @@ impl Speeds {
                 sides.join(", ")
             )
         };
+        let backend = if self.inference.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", self.inference)
+        };
         format!(
-            "{} ({} cores); one core{mixed}: {:.0} self-play samples/s (network batch {:.0}: {:.0} positions/s, {:.0}% of the bench's {:.0} at batch {}), {:.0} training samples/s at batch {} ({} kernels)",
+            "{} ({} cores); one core{mixed}: {:.0} self-play samples/s (network batch {:.0}{backend}: {:.0} positions/s, {:.0}% of the bench's {:.0} at batch {}), {:.0} training samples/s at batch {} ({} kernels)",
             self.cpu,
             self.cores,
             self.selfplay_samples_per_second,
@@ -344,6 +354,7 @@ mod tests {
             train_samples_per_second: train,
             train_batch: 128,
             kernels: "FusedCpu".into(),
+            inference: "fused-cpu".into(),
             sides: Vec::new(),
         }
     }

@@ -1,0 +1,382 @@
+//! Matrix products in bf16 on the AMX tile unit of Intel Xeons (Sapphire Rapids and later),
+//! for the folded CPU network's convolutions ([`crate::fused`]) when inference is asked for in
+//! [`Precision::Bf16`].
+//!
+//! Why: one `tdpbf16ps` multiplies a 16x32 tile by a 32x16 tile (8,192 multiply-adds) where
+//! an AVX-512 FMA does 16, so the convolutions' products, most of the network's time, run
+//! several times faster (`selfplay bench-net --precision bf16` prints it). The price is bf16's
+//! 8-bit mantissa: inputs and weights are rounded to bf16 (accumulation stays f32), so logits
+//! move by about 1% (`amx_products_match_f32_within_bf16_rounding` bounds it). That is why
+//! bf16 is asked for, never the default: studies and gates stay in f32, the same on every CPU.
+//!
+//! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16, and Linux's
+//! consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), both asked once per process
+//! ([`available`]); without either, [`available`] is false and the caller keeps f32. Every
+//! thread loads the one tile configuration before its first product ([`Tiles::ready`]).
+//!
+//! Layouts: the left matrix is bf16 rows of `depth` values, `depth` a multiple of 32 (zeros
+//! pad it), and at least a multiple of 32 rows readable (rows past the product's are read,
+//! their results dropped); the right matrix is [`PackedWeight`], in the tile unit's pair
+//! layout; the product is f32 rows of [`PackedWeight::width`] values.
+
+use std::arch::asm;
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// What the network computes its convolutions in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// f32 everywhere: the same figures on every CPU (the default).
+    #[default]
+    F32,
+    /// bf16 products with f32 accumulation on CPUs with AMX-BF16, f32 elsewhere.
+    Bf16,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "bf16" => Ok(Precision::Bf16),
+            other => Err(format!("precision `{other}`: expected `f32` or `bf16`")),
+        }
+    }
+}
+
+/// Rows and columns of a tile, and the bf16 values of a left tile's row.
+const TILE: usize = 16;
+const DEPTH: usize = 32;
+
+/// Whether this process may use the tile unit in bf16: asked once (see the module doc).
+pub fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| cpu_has_amx_bf16() && os_grants_tiles())
+}
+
+fn cpu_has_amx_bf16() -> bool {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    if __cpuid(0).eax < 7 {
+        return false;
+    }
+    let (leaf7, leaf7_1) = (__cpuid_count(7, 0), __cpuid_count(7, 1));
+    let amx_bf16 = leaf7.edx & (1 << 22) != 0;
+    let amx_tile = leaf7.edx & (1 << 24) != 0;
+    let avx512_bf16 = leaf7_1.eax & (1 << 5) != 0;
+    amx_bf16 && amx_tile && avx512_bf16 && std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// Linux hands out the 8 KB tile state only to a process that asks (since 5.16).
+fn os_grants_tiles() -> bool {
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // SAFETY: arch_prctl with this request only changes which state the kernel saves for the
+    // process; it reads and writes no memory of ours.
+    unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        ) == 0
+    }
+}
+
+/// The tile configuration every product here uses: eight tiles of 16 rows of 64 bytes.
+#[repr(C, align(64))]
+struct Config {
+    palette: u8,
+    start_row: u8,
+    reserved: [u8; 14],
+    bytes_per_row: [u16; 16],
+    rows: [u8; 16],
+}
+
+/// A thread's tile state: configured once, before its first product.
+struct Tiles;
+
+thread_local! {
+    static CONFIGURED: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Tiles {
+    /// Load the configuration on this thread unless it is loaded.
+    fn ready() {
+        CONFIGURED.with(|done| {
+            if done.get() {
+                return;
+            }
+            let mut config = Config {
+                palette: 1,
+                start_row: 0,
+                reserved: [0; 14],
+                bytes_per_row: [0; 16],
+                rows: [0; 16],
+            };
+            config.bytes_per_row[..8].fill(64);
+            config.rows[..8].fill(TILE as u8);
+            // SAFETY: only called after `available()` (the products assert it); the config is
+            // 64 bytes, aligned, palette 1 with eight 16x64-byte tiles, which every AMX CPU has.
+            unsafe { asm!("ldtilecfg [{}]", in(reg) &config as *const Config, options(nostack)) };
+            done.set(true);
+        });
+    }
+}
+
+/// A right-hand matrix `(k, n)` in bf16, in the tile unit's layout: blocks of 16 columns, each
+/// `depth / 2` rows of 16 column pairs `(w[2i][j], w[2i + 1][j])`, zeros past `k` and `n`.
+#[derive(Clone, Debug)]
+pub struct PackedWeight {
+    values: Vec<u16>,
+    depth: usize,
+    columns: usize,
+}
+
+impl PackedWeight {
+    /// Pack `w` `(k, n)` row-major.
+    pub fn pack(w: &[f32], k: usize, n: usize) -> Self {
+        assert_eq!(w.len(), k * n, "weight of {k} x {n}");
+        let depth = padded_depth(k);
+        let blocks = n.div_ceil(TILE);
+        let mut values = vec![0u16; blocks * depth * TILE];
+        for block in 0..blocks {
+            for i in 0..k {
+                for j in 0..TILE {
+                    let col = block * TILE + j;
+                    if col < n {
+                        let at = (block * depth / 2 + i / 2) * 2 * TILE + 2 * j + i % 2;
+                        values[at] = bf16(w[i * n + col]);
+                    }
+                }
+            }
+        }
+        PackedWeight {
+            values,
+            depth,
+            columns: n,
+        }
+    }
+
+    /// Values in a left row: `k` rounded up to a multiple of 32.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Values in a product row: `n` rounded up to a multiple of 16.
+    pub fn width(&self) -> usize {
+        self.columns.div_ceil(TILE) * TILE
+    }
+
+    fn block(&self, b: usize) -> *const u16 {
+        self.values[b * self.depth * TILE..].as_ptr()
+    }
+}
+
+/// `k` rounded up to the tile's depth.
+pub fn padded_depth(k: usize) -> usize {
+    k.div_ceil(DEPTH) * DEPTH
+}
+
+/// Rows a left matrix of `rows` rows must hold: a multiple of 32 (two tiles).
+pub fn padded_rows(rows: usize) -> usize {
+    rows.div_ceil(2 * TILE) * 2 * TILE
+}
+
+/// f32 to bf16, rounding to nearest even (NaN stays NaN).
+pub fn bf16(v: f32) -> u16 {
+    let b = v.to_bits();
+    if v.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// `out[i]` = `bf16(x[i])`, 32 at a time on the vector unit.
+pub fn to_bf16(x: &[f32], out: &mut [u16]) {
+    assert!(available() && out.len() >= x.len());
+    // SAFETY: `available()` implies AVX512-BF16 and AVX512F; the lengths are checked above.
+    unsafe { to_bf16_avx512(x, out) }
+}
+
+#[target_feature(enable = "avx512bf16,avx512f")]
+unsafe fn to_bf16_avx512(x: &[f32], out: &mut [u16]) {
+    use std::arch::x86_64::{_mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_storeu_si512};
+    let whole = x.len() / 32 * 32;
+    for i in (0..whole).step_by(32) {
+        // SAFETY: i + 32 <= x.len() <= out.len().
+        unsafe {
+            let low = _mm512_loadu_ps(x.as_ptr().add(i));
+            let high = _mm512_loadu_ps(x.as_ptr().add(i + 16));
+            let pair = _mm512_cvtne2ps_pbh(high, low);
+            _mm512_storeu_si512(out.as_mut_ptr().add(i).cast(), std::mem::transmute(pair));
+        }
+    }
+    for (o, &v) in out[whole..x.len()].iter_mut().zip(&x[whole..]) {
+        *o = bf16(v);
+    }
+}
+
+/// `out` `(rows, w.width())` = `lhs` `(rows, w.depth())` x `w`, rows rounded up to 32 on both
+/// sides (see the module doc).
+pub fn matmul(lhs: &[u16], w: &PackedWeight, out: &mut [f32], rows: usize) {
+    assert!(available(), "the tile unit was not granted");
+    let (depth, width) = (w.depth, w.width());
+    let padded = padded_rows(rows);
+    assert!(lhs.len() >= padded * depth && out.len() >= padded * width);
+    Tiles::ready();
+    let blocks = width / TILE;
+    for r in (0..padded).step_by(2 * TILE) {
+        let mut b = 0;
+        while b < blocks {
+            let pair = b + 1 < blocks;
+            // SAFETY: the asserts above keep rows r..r + 32 of `lhs` (depth values each) and of
+            // `out` (width values each) inside the slices, and blocks b and b + 1 exist.
+            unsafe {
+                let left = lhs.as_ptr().add(r * depth);
+                let top = out.as_mut_ptr().add(r * width + b * TILE);
+                let second = if pair { w.block(b + 1) } else { w.block(b) };
+                product(left, depth, w.block(b), second, top, width);
+            }
+            b += if pair { 2 } else { 1 };
+        }
+    }
+}
+
+/// Rows 0..32 of `left` (row length `depth`) times the column blocks `first` and `second` into
+/// the 32x32 f32 corner `top` of a product with rows of `width` (a second block equal to the
+/// first writes its 16 columns twice, the same values).
+///
+/// # Safety
+/// The tiles are configured on this thread; 32 rows of `depth` values lie behind `left`, 32
+/// rows of `width` f32 behind `top` with 32 columns each (16 where `second == first`), and
+/// `depth / 2` rows of 32 values behind each block.
+unsafe fn product(
+    left: *const u16,
+    depth: usize,
+    first: *const u16,
+    second: *const u16,
+    top: *mut f32,
+    width: usize,
+) {
+    let left_stride = (depth * 2) as isize;
+    let weight_stride = (2 * TILE * 2) as isize;
+    let out_stride = (width * 4) as isize;
+    unsafe {
+        let lower = left.add(TILE * depth);
+        asm!(
+            "tilezero tmm0",
+            "tilezero tmm1",
+            "tilezero tmm2",
+            "tilezero tmm3",
+            options(nostack)
+        );
+        for chunk in 0..depth / DEPTH {
+            asm!(
+                "tileloadd tmm4, [{upper} + {ls}*1]",
+                "tileloadd tmm5, [{lower} + {ls}*1]",
+                "tileloadd tmm6, [{first} + {ws}*1]",
+                "tileloadd tmm7, [{second} + {ws}*1]",
+                "tdpbf16ps tmm0, tmm4, tmm6",
+                "tdpbf16ps tmm1, tmm4, tmm7",
+                "tdpbf16ps tmm2, tmm5, tmm6",
+                "tdpbf16ps tmm3, tmm5, tmm7",
+                upper = in(reg) left.add(chunk * DEPTH),
+                lower = in(reg) lower.add(chunk * DEPTH),
+                first = in(reg) first.add(chunk * DEPTH * TILE),
+                second = in(reg) second.add(chunk * DEPTH * TILE),
+                ls = in(reg) left_stride,
+                ws = in(reg) weight_stride,
+                options(nostack)
+            );
+        }
+        let bottom = top.add(TILE * width);
+        // A single block's second tile repeats its first: store it over the same columns.
+        let right_offset = if first == second { 0 } else { TILE };
+        asm!(
+            "tilestored [{a} + {os}*1], tmm0",
+            "tilestored [{b} + {os}*1], tmm1",
+            "tilestored [{c} + {os}*1], tmm2",
+            "tilestored [{d} + {os}*1], tmm3",
+            a = in(reg) top,
+            b = in(reg) top.add(right_offset),
+            c = in(reg) bottom,
+            d = in(reg) bottom.add(right_offset),
+            os = in(reg) out_stride,
+            options(nostack)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(a: &[f32], w: &[f32], rows: usize, k: usize, n: usize) -> Vec<f32> {
+        let mut out = vec![0f32; rows * n];
+        for r in 0..rows {
+            for j in 0..n {
+                out[r * n + j] = (0..k).map(|i| a[r * k + i] * w[i * n + j]).sum();
+            }
+        }
+        out
+    }
+
+    /// The products of rounded inputs agree with f32 products within what bf16's rounding of
+    /// both factors allows. Fails if a tile reads the wrong rows, columns or pairs (errors of
+    /// the values' own size), or if odd column blocks or padded depth are mishandled. Runs only
+    /// where the CPU and OS grant the tile unit (it says so otherwise): the f32 path covers the
+    /// rest.
+    #[test]
+    fn amx_products_match_f32_within_bf16_rounding() {
+        if !available() {
+            eprintln!("no AMX-BF16 here: the bf16 product is not tested on this CPU");
+            return;
+        }
+        let mut seed = 0x9E37_79B9u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        };
+        // Rows not a multiple of 32, depths not a multiple of 32, an odd number of blocks.
+        for (rows, k, n) in [(244, 288, 32), (61, 63, 16), (37, 9 * 7, 48), (5, 32, 8)] {
+            let a: Vec<f32> = (0..rows * k).map(|_| next()).collect();
+            let w: Vec<f32> = (0..k * n).map(|_| next()).collect();
+            let packed = PackedWeight::pack(&w, k, n);
+            let depth = packed.depth();
+            let mut lhs = vec![0u16; padded_rows(rows) * depth];
+            for r in 0..rows {
+                for i in 0..k {
+                    lhs[r * depth + i] = bf16(a[r * k + i]);
+                }
+            }
+            let width = packed.width();
+            let mut out = vec![f32::NAN; padded_rows(rows) * width];
+            matmul(&lhs, &packed, &mut out, rows);
+            let want = reference(&a, &w, rows, k, n);
+            // Each factor's relative rounding error is at most 2^-9: a product's error at most
+            // about 2^-8 of |a||w|, summed over k terms of at most 0.25 each.
+            let bound = k as f32 * 0.25 * 2f32.powi(-8);
+            for r in 0..rows {
+                for j in 0..n {
+                    let (got, want) = (out[r * width + j], want[r * n + j]);
+                    assert!(
+                        (got - want).abs() <= bound,
+                        "({rows}, {k}, {n}) row {r} column {j}: {got} against {want}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        // Fails if the rounding truncates (1 + 2^-8 + 2^-9 would stay 1) or ties go up.
+        assert_eq!(bf16(1.0), 0x3f80);
+        assert_eq!(bf16(1.0 + 2f32.powi(-8) + 2f32.powi(-9)), 0x3f81);
+        assert_eq!(bf16(1.0 + 2f32.powi(-8)), 0x3f80);
+        assert_eq!(bf16(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+        assert!(f32::from_bits((bf16(f32::NAN) as u32) << 16).is_nan());
+    }
+}
