@@ -12,7 +12,7 @@
 //! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16, and Linux's
 //! consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), both asked once per process
 //! ([`available`]); without either, [`available`] is false and the caller keeps f32. Every
-//! thread loads the one tile configuration before its first product ([`Tiles::ready`]).
+//! thread loads the one tile configuration before its first product (`Tiles::ready`).
 //!
 //! Layouts: the left matrix is bf16 rows of `depth` values, `depth` a multiple of 32 (zeros
 //! pad it), and at least a multiple of 32 rows readable (rows past the product's are read,
@@ -200,7 +200,9 @@ pub fn to_bf16(x: &[f32], out: &mut [u16]) {
 
 #[target_feature(enable = "avx512bf16,avx512f")]
 unsafe fn to_bf16_avx512(x: &[f32], out: &mut [u16]) {
-    use std::arch::x86_64::{_mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_storeu_si512};
+    use std::arch::x86_64::{
+        __m512bh, __m512i, _mm512_cvtne2ps_pbh, _mm512_loadu_ps, _mm512_storeu_si512,
+    };
     let whole = x.len() / 32 * 32;
     for i in (0..whole).step_by(32) {
         // SAFETY: i + 32 <= x.len() <= out.len().
@@ -208,7 +210,10 @@ unsafe fn to_bf16_avx512(x: &[f32], out: &mut [u16]) {
             let low = _mm512_loadu_ps(x.as_ptr().add(i));
             let high = _mm512_loadu_ps(x.as_ptr().add(i + 16));
             let pair = _mm512_cvtne2ps_pbh(high, low);
-            _mm512_storeu_si512(out.as_mut_ptr().add(i).cast(), std::mem::transmute(pair));
+            _mm512_storeu_si512(
+                out.as_mut_ptr().add(i).cast(),
+                std::mem::transmute::<__m512bh, __m512i>(pair),
+            );
         }
     }
     for (o, &v) in out[whole..x.len()].iter_mut().zip(&x[whole..]) {
