@@ -84,6 +84,7 @@ fn invalid_configs_name_the_file_and_field() {
             "threads = 2\nsizes = [5, 13]\n",
             "selfplay.sizes",
         ),
+        ("precision = \"bf16\"", "precision = \"bf17\"", "precision"),
     ] {
         assert!(base.contains(from), "{from}");
         let path = dir.join("bad.toml");
