@@ -8,7 +8,9 @@
 //! - the activations of a group of positions are one matrix with a row per on-board cell;
 //! - a 3x3 convolution gathers each cell's nine neighbours (zeros for those off the board or
 //!   the grid) into a `(rows, 9C)` matrix and multiplies it by the folded weights `(9C, C')`
-//!   with the `gemm` crate (AVX-512 kernels where the CPU has them);
+//!   with the `gemm` crate (AVX-512 kernels where the CPU has them), or, where
+//!   [`Precision::Bf16`] is asked for and the CPU has AMX, gathers them in bf16 and multiplies
+//!   on the tile unit ([`crate::amx`]);
 //! - batch norm's shift, the residual and the ReLU are one pass over the product;
 //! - a batch is cut into groups of `GROUP` positions, small enough that a group's
 //!   activations and gathered neighbours stay in a core's L2 cache, and the groups run in
