@@ -293,6 +293,7 @@ fn bench_net(
     anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
     let cfg = RunConfig::load(config).map_err(anyhow::Error::msg)?;
     let model = load_model("random", &cfg, device)?;
+    let alternate = variants == Variants::Bf16;
     let variants: Vec<(&str, Model)> = match variants {
         Variants::Fused => vec![("burn", model)],
         Variants::Layers => vec![
@@ -341,24 +342,26 @@ fn bench_net(
         }
         done as f64 / t0.elapsed().as_secs_f64()
     };
-    if let [(_, f32_model), (_, bf16_model)] = &variants[..] {
-        if bf16_model.backend_name() == "fused-cpu-bf16" {
-            let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); batches.len()];
-            for round in 1..=rounds {
-                for (&batch, r) in batches.iter().zip(&mut ratios) {
-                    let (a, b) = (time(f32_model, batch), time(bf16_model, batch));
-                    println!("round {round} batch {batch:>4}: f32 {a:>9.0} bf16 {b:>9.0} positions/s ({:.2})", b / a);
-                    r.push(b / a);
-                }
-            }
-            for (batch, mut r) in batches.iter().zip(ratios) {
+    if alternate {
+        // f32 then bf16 at each batch, so that both see the same machine.
+        let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); batches.len()];
+        for round in 1..=rounds {
+            for (&batch, r) in batches.iter().zip(&mut ratios) {
+                let (a, b) = (time(&variants[0].1, batch), time(&variants[1].1, batch));
                 println!(
-                    "bf16 / f32 at batch {batch:>4}: {}",
-                    selfplay::bench::median_of_rounds(&mut r)
+                    "round {round} batch {batch:>4}: f32 {a:>9.0} bf16 {b:>9.0} positions/s ({:.2})",
+                    b / a
                 );
+                r.push(b / a);
             }
-            return Ok(());
         }
+        for (batch, mut r) in batches.iter().zip(ratios) {
+            println!(
+                "bf16 / f32 at batch {batch:>4}: {}",
+                selfplay::bench::median_of_rounds(&mut r)
+            );
+        }
+        return Ok(());
     }
     for (label, model) in &variants {
         for &batch in batches {
