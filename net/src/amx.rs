@@ -125,7 +125,7 @@ impl Tiles {
 
 /// A right-hand matrix `(k, n)` in bf16, in the tile unit's layout: blocks of 16 columns, each
 /// `depth / 2` rows of 16 column pairs `(w[2i][j], w[2i + 1][j])`, zeros past `k` and `n`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PackedWeight {
     values: Vec<u16>,
     depth: usize,
@@ -135,26 +135,48 @@ pub struct PackedWeight {
 impl PackedWeight {
     /// Pack `w` `(k, n)` row-major.
     pub fn pack(w: &[f32], k: usize, n: usize) -> Self {
+        let mut packed = PackedWeight::default();
+        packed.repack(w, k, n);
+        packed
+    }
+
+    /// Pack `w` `(k, n)` row-major into this matrix's buffer (the trainer packs an output
+    /// gradient per chunk of rows, with no allocation once the buffer has grown).
+    pub fn repack(&mut self, w: &[f32], k: usize, n: usize) {
         assert_eq!(w.len(), k * n, "weight of {k} x {n}");
         let depth = padded_depth(k);
         let blocks = n.div_ceil(TILE);
-        let mut values = vec![0u16; blocks * depth * TILE];
+        self.values.clear();
+        self.values.resize(blocks * depth * TILE, 0);
         for block in 0..blocks {
+            let columns = (n - block * TILE).min(TILE);
             for i in 0..k {
-                for j in 0..TILE {
-                    let col = block * TILE + j;
-                    if col < n {
-                        let at = (block * depth / 2 + i / 2) * 2 * TILE + 2 * j + i % 2;
-                        values[at] = bf16(w[i * n + col]);
-                    }
+                let source = &w[i * n + block * TILE..][..columns];
+                let base = (block * depth / 2 + i / 2) * 2 * TILE + i % 2;
+                for (j, &v) in source.iter().enumerate() {
+                    self.values[base + 2 * j] = bf16(v);
                 }
             }
         }
-        PackedWeight {
-            values,
-            depth,
-            columns: n,
-        }
+        self.depth = depth;
+        self.columns = n;
+    }
+
+    /// Pack the first `n` columns of `x`, `k` rows of bf16 values `stride` apart (`stride` at
+    /// least `n` rounded up to 16, the values past `n` zeros), into this matrix's buffer: two
+    /// rows interleaved 16 columns at a time on the vector unit. The trainer's weight gradient
+    /// packs its gathered inputs so, their rows being the product's depth.
+    pub fn repack_bf16(&mut self, x: &[u16], k: usize, stride: usize, n: usize) {
+        let blocks = n.div_ceil(TILE);
+        assert!(available() && stride >= blocks * TILE && x.len() >= k * stride);
+        let depth = padded_depth(k);
+        self.values.clear();
+        self.values.resize(blocks * depth * TILE, 0);
+        self.depth = depth;
+        self.columns = n;
+        // SAFETY: `available()` implies AVX512F; the assert keeps every row's `blocks * 16`
+        // values inside `x`, and `values` holds `blocks` blocks of `depth / 2` pair rows.
+        unsafe { interleave_rows(x, k, stride, blocks, depth, &mut self.values) }
     }
 
     /// Values in a left row: `k` rounded up to a multiple of 32.
@@ -169,6 +191,43 @@ impl PackedWeight {
 
     fn block(&self, b: usize) -> *const u16 {
         self.values[b * self.depth * TILE..].as_ptr()
+    }
+}
+
+/// Rows `2p` and `2p + 1` of `x` (a zero row past `k`) into pair row `p` of every block.
+#[target_feature(enable = "avx512f")]
+unsafe fn interleave_rows(
+    x: &[u16],
+    k: usize,
+    stride: usize,
+    blocks: usize,
+    depth: usize,
+    values: &mut [u16],
+) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_loadu_si256, _mm512_cvtepu16_epi32, _mm512_or_si512, _mm512_slli_epi32,
+        _mm512_storeu_si512,
+    };
+    let zeros = [0u16; TILE];
+    for p in 0..k.div_ceil(2) {
+        let upper = &x[2 * p * stride..];
+        for b in 0..blocks {
+            let low: *const u16 = upper[b * TILE..].as_ptr();
+            let high: *const u16 = if 2 * p + 1 < k {
+                upper[stride + b * TILE..].as_ptr()
+            } else {
+                zeros.as_ptr()
+            };
+            let at = (b * depth / 2 + p) * 2 * TILE;
+            // SAFETY: 16 values lie behind `low` and `high` (the caller's assert, or `zeros`),
+            // and 32 behind `values[at..]` (pair row p < depth / 2 of block b).
+            unsafe {
+                let low = _mm512_cvtepu16_epi32(_mm256_loadu_si256(low.cast::<__m256i>()));
+                let high = _mm512_cvtepu16_epi32(_mm256_loadu_si256(high.cast::<__m256i>()));
+                let pairs = _mm512_or_si512(low, _mm512_slli_epi32::<16>(high));
+                _mm512_storeu_si512(values[at..at + 2 * TILE].as_mut_ptr().cast(), pairs);
+            }
+        }
     }
 }
 
@@ -372,6 +431,41 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// Packing rows already in bf16 (the trainer's gathered inputs) gives the layout packing
+    /// the same values from f32 gives. Fails if two rows are interleaved in the wrong order,
+    /// a block is placed at the wrong pair row, or an odd last row is not paired with zeros.
+    #[test]
+    fn packing_bf16_rows_matches_packing_f32() {
+        if !available() {
+            eprintln!("no AMX-BF16 here: bf16 packing is not tested on this CPU");
+            return;
+        }
+        // An odd number of rows, and a width not a multiple of 16 (the rows' stride is).
+        for (k, n) in [(247usize, 99usize), (2, 16), (33, 288)] {
+            let stride = n.next_multiple_of(16);
+            let w: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 7919) % 97) as f32 - 48.0)
+                .collect();
+            let mut rows = vec![0u16; k * stride];
+            for i in 0..k {
+                for j in 0..n {
+                    rows[i * stride + j] = bf16(w[i * n + j]);
+                }
+            }
+            let mut packed = PackedWeight::default();
+            packed.repack_bf16(&rows, k, stride, n);
+            let want = PackedWeight::pack(&w, k, n);
+            assert_eq!(
+                (packed.depth(), packed.width()),
+                (want.depth(), want.width())
+            );
+            assert!(
+                packed.values == want.values,
+                "({k}, {n}) packed differently"
+            );
         }
     }
 

@@ -64,11 +64,11 @@ struct FoldedConv {
 /// A thread's buffers for one convolution: the gathered neighbours in f32, or in bf16 with the
 /// f32 product beside them.
 #[derive(Default)]
-struct ConvScratch {
+pub(crate) struct ConvScratch {
     columns: Vec<f32>,
     input16: Vec<u16>,
     columns16: Vec<u16>,
-    product: Vec<f32>,
+    pub(crate) product: Vec<f32>,
 }
 
 impl FoldedConv {
@@ -152,27 +152,57 @@ impl FoldedConv {
 
     /// `scratch.product` `(rows, packed.width())` = conv(`x`) in bf16 on the tile unit.
     fn product_bf16(&self, packed: &PackedWeight, x: &[f32], cells: &Cells, s: &mut ConvScratch) {
-        let rows = x.len() / self.inputs;
-        let depth = packed.depth();
-        s.input16.resize(x.len(), 0);
-        amx::to_bf16(x, &mut s.input16);
-        s.columns16.resize(amx::padded_rows(rows) * depth, 0);
-        if self.kernel == 1 {
-            for (row, dst) in s
-                .input16
-                .chunks_exact(self.inputs)
-                .zip(s.columns16.chunks_exact_mut(depth))
-            {
-                dst[..self.inputs].copy_from_slice(row);
-                dst[self.inputs..].fill(0);
-            }
-        } else {
-            cells.gather_rows(&s.input16, self.inputs, depth, &mut s.columns16);
-        }
-        s.product
-            .resize(amx::padded_rows(rows) * packed.width(), 0.0);
-        amx::matmul(&s.columns16, packed, &mut s.product, rows);
+        conv_product_bf16(cells, packed, x, self.inputs, self.kernel, s);
     }
+}
+
+/// `s.product` `(rows, packed.width())` = the convolution of `x` `(rows, cin)` by `packed`
+/// (`(kernel * kernel * cin, Cout)` packed; `kernel` 1 or 3) in bf16 on the tile unit. The
+/// inference above and the trainer's convolutions ([`crate::fused_train`]) share it.
+pub(crate) fn conv_product_bf16(
+    cells: &Cells,
+    packed: &PackedWeight,
+    x: &[f32],
+    cin: usize,
+    kernel: usize,
+    s: &mut ConvScratch,
+) {
+    let rows = x.len() / cin;
+    let depth = packed.depth();
+    s.input16.resize(x.len(), 0);
+    amx::to_bf16(x, &mut s.input16);
+    s.columns16.resize(amx::padded_rows(rows) * depth, 0);
+    if kernel == 1 {
+        for (row, dst) in s
+            .input16
+            .chunks_exact(cin)
+            .zip(s.columns16.chunks_exact_mut(depth))
+        {
+            dst[..cin].copy_from_slice(row);
+            dst[cin..].fill(0);
+        }
+    } else {
+        cells.gather_rows(&s.input16, cin, depth, &mut s.columns16);
+    }
+    s.product
+        .resize(amx::padded_rows(rows) * packed.width(), 0.0);
+    amx::matmul(&s.columns16, packed, &mut s.product, rows);
+}
+
+/// `s.columns16` `(rows, stride)` = [`Cells::gather`]'s columns of `x` `(rows, C)` in bf16,
+/// zeros past `9C`: the right side of a weight gradient's product on the tile unit once packed
+/// ([`crate::fused_train`]).
+pub(crate) fn gather_bf16(cells: &Cells, x: &[f32], c: usize, stride: usize, s: &mut ConvScratch) {
+    let rows = x.len() / c;
+    s.input16.resize(x.len(), 0);
+    amx::to_bf16(x, &mut s.input16);
+    s.columns16.resize(rows * stride, 0);
+    cells.gather_rows(&s.input16, c, stride, &mut s.columns16);
+}
+
+/// The gathered columns of the last [`gather_bf16`].
+pub(crate) fn gathered_bf16(s: &ConvScratch) -> &[u16] {
+    &s.columns16
 }
 
 /// `out` `(m, n)` = `lhs` `(m, k)` x `rhs` `(k, n)`, all row-major, on the calling thread (the

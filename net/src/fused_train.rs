@@ -14,6 +14,10 @@
 //!   flipped and transposed, its weight gradient the gathered input's transpose times the output
 //!   gradient, summed over fixed parts of the batch.
 //!
+//! With [`Precision::Bf16`] ([`FusedTrainer::in_precision`]) the convolutions' backward
+//! products (input and weight gradients) run on the AMX tile unit ([`crate::amx`]): their
+//! inputs rounded to bf16, the products accumulated in f32, everything else as above.
+//!
 //! Every reduction over the batch (batch-norm statistics, weight gradients) is summed over
 //! `PARTS` fixed parts of the positions, added in order, so a step's result is the same
 //! whatever the number of threads, and a resumed run continues exactly.
@@ -23,7 +27,8 @@
 //! does (see [`crate::network`]). The test `fused_training_matches_burn_autodiff` compares losses,
 //! every parameter's gradient and the running statistics with burn's autodiff.
 
-use crate::fused::{values, Cells, Dense};
+use crate::amx::{self, PackedWeight, Precision};
+use crate::fused::{self, values, Cells, ConvScratch, Dense};
 use crate::network::{ConvBn, PolicyValueNet, GLOBAL_POLICY, POOLED_FEATURES, VALUE_OUTPUTS};
 use burn::module::Param;
 use burn::nn::conv::Conv2d;
@@ -43,6 +48,19 @@ const CHUNK_ROWS: usize = 256;
 
 thread_local! {
     static COLUMNS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// A thread's buffers for the products in bf16 (see [`Bf16Scratch`]).
+    static BF16: RefCell<Bf16Scratch> = RefCell::new(Bf16Scratch::default());
+}
+
+/// A thread's buffers for a convolution's products on the tile unit: the gathered inputs and
+/// the product, and for a weight gradient the gathered inputs transposed and the output
+/// gradient packed.
+#[derive(Default)]
+struct Bf16Scratch {
+    conv: ConvScratch,
+    transposed: Vec<u16>,
+    gradient: PackedWeight,
+    product: Vec<f32>,
 }
 
 /// A batch as the trainer holds it: every array row-major, one mask for the whole batch.
@@ -173,6 +191,8 @@ fn column_sums(n: usize, width: usize, add: impl Fn(usize, &mut [f32]) + Sync) -
 struct ConvBnWeights {
     weight: Vec<f32>,
     flipped: Vec<f32>,
+    /// `flipped` in bf16 for the tile unit, when the step's backward products run in bf16.
+    flipped16: Option<PackedWeight>,
     gamma: Vec<f32>,
     beta: Vec<f32>,
     kernel: usize,
@@ -182,7 +202,8 @@ struct ConvBnWeights {
 }
 
 impl ConvBnWeights {
-    fn read(cb: &ConvBn) -> Self {
+    /// The layer's weights, the flipped kernel packed for the tile unit too when `bf16`.
+    fn read(cb: &ConvBn, bf16: bool) -> Self {
         let w = values(cb.conv.weight.val());
         let [cout, cin, k, _] = cb.conv.weight.val().dims();
         let taps = k * k;
@@ -197,9 +218,11 @@ impl ConvBnWeights {
                 }
             }
         }
+        let flipped16 = bf16.then(|| PackedWeight::pack(&flipped, taps * cout, cin));
         ConvBnWeights {
             weight,
             flipped,
+            flipped16,
             gamma: values(cb.norm.gamma.val()),
             beta: values(cb.norm.beta.val()),
             kernel: k,
@@ -306,23 +329,24 @@ fn conv_bias(conv: &Conv2d) -> f32 {
 }
 
 impl Weights {
-    fn read(net: &PolicyValueNet) -> Self {
+    fn read(net: &PolicyValueNet, bf16: bool) -> Self {
+        let conv = |cb: &ConvBn| ConvBnWeights::read(cb, bf16);
         Weights {
-            stem: ConvBnWeights::read(&net.stem),
+            stem: conv(&net.stem),
             blocks: net
                 .blocks
                 .iter()
                 .map(|b| BlockWeights {
-                    first: ConvBnWeights::read(&b.first),
-                    second: ConvBnWeights::read(&b.second),
+                    first: conv(&b.first),
+                    second: conv(&b.second),
                     pool: b.pool.as_ref().map(Dense::fold),
                 })
                 .collect(),
-            policy_conv: ConvBnWeights::read(&net.policy_conv),
+            policy_conv: conv(&net.policy_conv),
             policy_cells: values(net.policy_cells.weight.val()),
             policy_cells_bias: conv_bias(&net.policy_cells),
             policy_global: Dense::fold(&net.policy_global),
-            value_conv: ConvBnWeights::read(&net.value_conv),
+            value_conv: conv(&net.value_conv),
             value_hidden: Dense::fold(&net.value_hidden),
             value_out: Dense::fold(&net.value_out),
             ownership: values(net.ownership.weight.val()),
@@ -383,6 +407,8 @@ pub struct FusedTrainer {
     cells: Cells,
     acts: Activations,
     grads: GradBuffers,
+    /// Whether the convolutions' products run in bf16 on the tile unit.
+    bf16: bool,
 }
 
 /// Gradient buffers `(N, C)`, kept between steps.
@@ -433,6 +459,32 @@ impl FusedTrainer {
         Self::default()
     }
 
+    /// A trainer whose convolutions' backward products (input and weight gradients) run in
+    /// `precision`: in bf16 on the tile unit where [`Precision::Bf16`] is asked for and the CPU
+    /// has it ([`amx::available`]), with the forward pass, the weights, batch norm, the heads,
+    /// the losses and every sum over the batch in f32; in f32 otherwise.
+    ///
+    /// Why not the forward product too: rounding its inputs moved the gradients of a small
+    /// random network by up to half their largest entry (`bf16_training_stays_within_its_rounding_of_f32`
+    /// failed with it, side 4), where the backward products alone move them by about 1%.
+    /// Most likely (not verified) batch norm's batch statistics and the ReLUs' masks amplify a
+    /// change of the activations far more than one of their gradients.
+    pub fn in_precision(precision: Precision) -> Self {
+        FusedTrainer {
+            bf16: precision == Precision::Bf16 && amx::available(),
+            ..Self::default()
+        }
+    }
+
+    /// The precision the steps compute in (f32 where bf16 was asked for without a tile unit).
+    pub fn precision(&self) -> Precision {
+        if self.bf16 {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }
+    }
+
     /// One step's losses and parameter gradients (on `grad_device`, the inner device of the
     /// autodiff device the parameters live on), and the batch-norm running statistics of `net`
     /// updated as burn's `BatchNorm` does in training.
@@ -443,7 +495,7 @@ impl FusedTrainer {
         weights: LossWeights,
         grad_device: &Device,
     ) -> (GradientsParams, LossTerms) {
-        let w = Weights::read(net);
+        let w = Weights::read(net, self.bf16);
         self.cells.update(batch.mask, batch.height, batch.width);
         self.forward(&w, batch);
         let area = batch.height * batch.width;
@@ -456,7 +508,9 @@ impl FusedTrainer {
         let (d_policy, d_value, terms) =
             loss_gradients(batch, &policy_logits, &value_logits, policy_len, weights);
         let (d_own, ownership_loss) = self.ownership_gradient(batch, weights.ownership);
-        let FusedTrainer { cells, acts, grads } = self;
+        let FusedTrainer {
+            cells, acts, grads, ..
+        } = self;
         let mut back = Backward {
             cells,
             acts,
@@ -867,8 +921,17 @@ fn mask_by_positive(grad: &mut [f32], out: &[f32]) {
 }
 
 /// `out` `(N, Cout)` = the convolution of `x` `(N, Cin)` with `weight` `(taps*Cin, Cout)`,
-/// a chunk of positions at a time in parallel.
-fn convolve(cells: &Cells, x: &[f32], weight: &[f32], cin: usize, cout: usize, out: &mut [f32]) {
+/// a chunk of positions at a time in parallel; in bf16 on the tile unit when `packed` (the
+/// same weight packed) is given (the input gradient's product).
+fn convolve(
+    cells: &Cells,
+    x: &[f32],
+    weight: &[f32],
+    packed: Option<&PackedWeight>,
+    cin: usize,
+    cout: usize,
+    out: &mut [f32],
+) {
     let count = cells.count();
     let taps = weight.len() / (cin * cout);
     let positions = (CHUNK_ROWS / count).max(1);
@@ -876,6 +939,19 @@ fn convolve(cells: &Cells, x: &[f32], weight: &[f32], cin: usize, cout: usize, o
         .zip(x.par_chunks(positions * count * cin))
         .for_each(|(out, x)| {
             let m = x.len() / cin;
+            if let Some(packed) = packed {
+                BF16.with(|s| {
+                    let mut scratch = s.borrow_mut();
+                    let s = &mut scratch.conv;
+                    let kernel = if taps == 1 { 1 } else { 3 };
+                    fused::conv_product_bf16(cells, packed, x, cin, kernel, s);
+                    let width = packed.width();
+                    for (o, p) in out.chunks_exact_mut(cout).zip(s.product.chunks(width)) {
+                        o.copy_from_slice(&p[..cout]);
+                    }
+                });
+                return;
+            }
             if taps == 1 {
                 gemm(out, m, cout, cin, rows(x, cin), rows(weight, cout), false);
                 return;
@@ -891,7 +967,8 @@ fn convolve(cells: &Cells, x: &[f32], weight: &[f32], cin: usize, cout: usize, o
 }
 
 /// The weight gradient `(taps*Cin, Cout)` of a convolution: gathered `x` transposed times `dz`,
-/// summed over `PARTS` fixed parts of the positions.
+/// summed over `PARTS` fixed parts of the positions; its 3x3 products in bf16 on the tile unit
+/// when `bf16` (a 1x1 convolution's are small: f32).
 fn convolution_weight_grad(
     cells: &Cells,
     x: &[f32],
@@ -899,6 +976,7 @@ fn convolution_weight_grad(
     taps: usize,
     cin: usize,
     cout: usize,
+    bf16: bool,
 ) -> Vec<f32> {
     let count = cells.count();
     let positions = x.len() / (count * cin);
@@ -927,6 +1005,8 @@ fn convolution_weight_grad(
                         rows(dzs, cout),
                         true,
                     );
+                } else if bf16 {
+                    BF16.with(|s| weight_grad_bf16(cells, xs, dzs, cin, cout, &mut acc, s));
                 } else {
                     COLUMNS.with(|columns| {
                         let columns = &mut *columns.borrow_mut();
@@ -947,6 +1027,44 @@ fn convolution_weight_grad(
     sum
 }
 
+/// `acc` `(9 Cin, Cout)` += the 3x3 weight gradient of one chunk of rows, `x` `(m, Cin)` and
+/// `dz` `(m, Cout)`, on the tile unit, as its transpose: `dz` transposed (its rows the
+/// product's rows, the chunk's rows its depth) times the gathered `x` packed as the right-hand
+/// matrix (two gathered rows interleaved, no transposition of the large side).
+fn weight_grad_bf16(
+    cells: &Cells,
+    x: &[f32],
+    dz: &[f32],
+    cin: usize,
+    cout: usize,
+    acc: &mut [f32],
+    s: &RefCell<Bf16Scratch>,
+) {
+    let s = &mut *s.borrow_mut();
+    let m = x.len() / cin;
+    let depth = 9 * cin;
+    let stride = depth.next_multiple_of(16);
+    fused::gather_bf16(cells, x, cin, stride, &mut s.conv);
+    s.gradient
+        .repack_bf16(fused::gathered_bf16(&s.conv), m, stride, depth);
+    let k = s.gradient.depth();
+    s.transposed.clear();
+    s.transposed.resize(amx::padded_rows(cout) * k, 0);
+    for (r, row) in dz.chunks_exact(cout).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            s.transposed[c * k + r] = amx::bf16(v);
+        }
+    }
+    let width = s.gradient.width();
+    s.product.resize(amx::padded_rows(cout) * width, 0.0);
+    amx::matmul(&s.transposed, &s.gradient, &mut s.product, cout);
+    for (c, p) in s.product.chunks(width).take(cout).enumerate() {
+        for (d, &v) in p[..depth].iter().enumerate() {
+            acc[d * cout + c] += v;
+        }
+    }
+}
+
 /// Convolution, batch norm with the batch's statistics, then ReLU of the result (plus
 /// `residual`, when given), into `s`.
 fn conv_bn_forward(
@@ -959,7 +1077,8 @@ fn conv_bn_forward(
     let c = w.outputs;
     let n = x.len() / w.inputs;
     s.xhat.resize(n * c, 0.0);
-    convolve(cells, x, &w.weight, w.inputs, c, &mut s.xhat);
+    // The forward product stays f32 (see `FusedTrainer::in_precision`).
+    convolve(cells, x, &w.weight, None, w.inputs, c, &mut s.xhat);
     let z = &s.xhat;
     let sums = column_sums(n, c, |r, acc| {
         acc.iter_mut()
@@ -1051,7 +1170,15 @@ fn conv_bn_backward(
     let g = conv_bn_backward_no_input(cells, w, s, x, d);
     let n = x.len() / w.inputs;
     d_input.resize(n * w.inputs, 0.0);
-    convolve(cells, d, &w.flipped, w.outputs, w.inputs, d_input);
+    convolve(
+        cells,
+        d,
+        &w.flipped,
+        w.flipped16.as_ref(),
+        w.outputs,
+        w.inputs,
+        d_input,
+    );
     if let Some(total) = add_to {
         total
             .par_chunks_mut(4096)
@@ -1074,7 +1201,8 @@ fn conv_bn_backward_no_input(
     mask_by_positive(d, &s.out);
     let (gamma, beta) = batch_norm_backward(w, s, d);
     let taps = w.kernel * w.kernel;
-    let weight = convolution_weight_grad(cells, x, d, taps, w.inputs, w.outputs);
+    let bf16 = w.flipped16.is_some();
+    let weight = convolution_weight_grad(cells, x, d, taps, w.inputs, w.outputs, bf16);
     ConvBnGrads {
         weight,
         gamma,

@@ -68,6 +68,10 @@ pub struct TrainConfig {
     /// Write a checkpoint every this many steps during `train fit` and the trainer role's
     /// rounds (0: only at the end); the phased loop writes one per iteration.
     pub checkpoint_every: u64,
+    /// What the CPU trainer's convolutions compute their products in: `f32`, or `bf16` on the
+    /// tile unit of CPUs that have one (Intel AMX; f32 elsewhere), with the weights, the
+    /// optimizer, batch norm and every sum in f32. The machine line names the kernels that ran.
+    pub precision: net::amx::Precision,
 }
 
 impl Default for TrainConfig {
@@ -95,6 +99,7 @@ impl Default for TrainConfig {
             augment: true,
             seed: 0,
             checkpoint_every: 0,
+            precision: net::amx::Precision::F32,
         }
     }
 }

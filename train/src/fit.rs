@@ -15,6 +15,7 @@ use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bool, Device, Tensor, TensorData};
+use net::amx::Precision;
 use net::fused_train::{FusedTrainer, LossWeights, TrainBatch};
 use net::model::{save_checkpoint, Model, ModelError, ModelMeta};
 use net::network::{masked_log_softmax, PolicyValueNet};
@@ -209,7 +210,8 @@ impl Trainer {
         };
         Trainer {
             net: net.train(),
-            fused: (Kernels::choose(&device) == Kernels::FusedCpu).then(FusedTrainer::new),
+            fused: (Kernels::choose(&device) == Kernels::FusedCpu)
+                .then(|| FusedTrainer::in_precision(cfg.precision)),
             optim: optimizer(&cfg),
             meta,
             state,
@@ -329,13 +331,23 @@ impl Trainer {
         }
     }
 
+    /// The kernels and what their products compute in, for a reader: `FusedCpu`, `FusedCpu
+    /// bf16` (on the tile unit, `train.precision = "bf16"` on a CPU with one) or `Burn`.
+    pub fn kernels_name(&self) -> String {
+        match &self.fused {
+            Some(f) if f.precision() == Precision::Bf16 => "FusedCpu bf16".into(),
+            _ => format!("{:?}", self.kernels()),
+        }
+    }
+
     /// Compute the steps with `kernels` from now on. [`Kernels::FusedCpu`] needs the CPU.
     pub fn use_kernels(&mut self, kernels: Kernels) {
         assert!(
             kernels == Kernels::Burn || self.device.clone().inner() == Device::flex(),
             "the fused kernels run on the CPU device only"
         );
-        self.fused = (kernels == Kernels::FusedCpu).then(FusedTrainer::new);
+        let precision = self.cfg.precision;
+        self.fused = (kernels == Kernels::FusedCpu).then(|| FusedTrainer::in_precision(precision));
     }
 
     /// The gradients of the loss on `batch` and the losses, without changing the weights (the

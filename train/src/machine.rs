@@ -206,7 +206,7 @@ pub fn measure(cfg: &RunConfig, train: &TrainConfig, seconds: f64) -> Result<Spe
             inference_batch,
             train_samples_per_second: training,
             train_batch: train.batch_size,
-            kernels: format!("{:?}", trainer.kernels()),
+            kernels: trainer.kernels_name(),
             inference: model.backend_name().to_string(),
             sides: cfg
                 .selfplay

@@ -545,7 +545,7 @@ fn bench(
     let (window, _) = train::machine::sample_window(&cfg, &train, None, 4)?;
     let model = Model::random(&cfg.game, &cfg.network, device, 0).map_err(anyhow::Error::msg)?;
     let mut t = Trainer::new(model, train.clone());
-    let kernels = format!("{:?}", t.kernels());
+    let kernels = t.kernels_name();
     let b = window.batch(train.batch_size, 0, 0, true);
     t.step(&b); // warm-up
     let mut time_burn = || {

@@ -85,6 +85,7 @@ fn invalid_configs_name_the_file_and_field() {
             "selfplay.sizes",
         ),
         ("precision = \"bf16\"", "precision = \"bf17\"", "precision"),
+        ("[train]", "[train]\nprecision = \"fp8\"", "precision"),
     ] {
         assert!(base.contains(from), "{from}");
         let path = dir.join("bad.toml");
