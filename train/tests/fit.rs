@@ -565,6 +565,36 @@ fn gradients_in_order(
     c.out
 }
 
+/// A komi pie (global actions), a square board (no off-board cells) and a hexhex side 4: the
+/// games the CPU kernels are checked on.
+const KERNEL_GAMES: [&str; 3] = [
+    r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#,
+    r#"{"game":"square_lifeline","options":{"size":5}}"#,
+    r#"{"game":"lifeline","options":{"size":4}}"#,
+];
+
+/// A run of 24 samples of `json`, a train config of batch 12, its window and a small network
+/// (2 blocks of 8 channels) for the kernel tests.
+fn kernel_fixture(json: &str, name: &str) -> (GameConfig, PathBuf, TrainConfig, Window, NetConfig) {
+    let cfg = game(json);
+    let run = temp_run(name);
+    write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 24, 5));
+    let tc = TrainConfig {
+        batch_size: 12,
+        learning_rate: 0.05,
+        ..TrainConfig::default()
+    };
+    let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
+    let net = NetConfig {
+        blocks: 2,
+        channels: 8,
+        head_channels: 4,
+        value_hidden: 6,
+        pool_every: 1,
+    };
+    (cfg, run, tc, window, net)
+}
+
 /// The training step with `train.precision = "bf16"` against the same step in f32. On a CPU
 /// with the tile unit the convolutions' backward products (input and weight gradients) run in
 /// bf16: each input of a product is rounded to 8 bits of mantissa (a relative error of at most
@@ -578,27 +608,8 @@ fn gradients_in_order(
 /// without the tile unit the step falls back to f32 and must equal it exactly.
 #[test]
 fn bf16_training_stays_within_its_rounding_of_f32() {
-    for json in [
-        r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#,
-        r#"{"game":"square_lifeline","options":{"size":5}}"#,
-        r#"{"game":"lifeline","options":{"size":4}}"#,
-    ] {
-        let cfg = game(json);
-        let run = temp_run("fused-bf16");
-        write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 24, 5));
-        let tc = TrainConfig {
-            batch_size: 12,
-            learning_rate: 0.05,
-            ..TrainConfig::default()
-        };
-        let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
-        let net = NetConfig {
-            blocks: 2,
-            channels: 8,
-            head_channels: 4,
-            value_hidden: 6,
-            pool_every: 1,
-        };
+    for json in KERNEL_GAMES {
+        let (cfg, run, tc, window, net) = kernel_fixture(json, "fused-bf16");
         let trainer = |precision| {
             let model = Model::random(&cfg, &net, &Device::flex(), 4).unwrap();
             Trainer::new(
@@ -663,28 +674,8 @@ fn bf16_training_stays_within_its_rounding_of_f32() {
 #[test]
 fn fused_training_matches_burn_autodiff() {
     use train::fit::Kernels;
-    // A komi pie (global actions), a square board (no off-board cells) and a hexhex side 4.
-    for json in [
-        r#"{"game":"lifeline","options":{"size":3,"balance":"komi"}}"#,
-        r#"{"game":"square_lifeline","options":{"size":5}}"#,
-        r#"{"game":"lifeline","options":{"size":4}}"#,
-    ] {
-        let cfg = game(json);
-        let run = temp_run("fused-vs-burn");
-        write_samples(&run, &cfg, "shard-1-1.npz", &samples(&cfg, 24, 5));
-        let tc = TrainConfig {
-            batch_size: 12,
-            learning_rate: 0.05,
-            ..TrainConfig::default()
-        };
-        let window = Window::load(&RunDir::new(&run), std::slice::from_ref(&cfg), &tc).unwrap();
-        let net = NetConfig {
-            blocks: 2,
-            channels: 8,
-            head_channels: 4,
-            value_hidden: 6,
-            pool_every: 1,
-        };
+    for json in KERNEL_GAMES {
+        let (cfg, run, tc, window, net) = kernel_fixture(json, "fused-vs-burn");
         // Two trainers from one seed: the same weights, separate running statistics.
         let trainer = |kernels| {
             let model = Model::random(&cfg, &net, &Device::flex(), 4).unwrap();
