@@ -48,6 +48,9 @@ for side in "${sides[@]}"; do
       study 4 weak lifeline-4-weak.toml lifeline-4-weak
       study 4 weak-convergence lifeline-4-weak.toml lifeline-4-weak lifeline-4-weak-x2 \
         lifeline-4-weak-x4 lifeline-4-weak-seed2
+      # The same ladder with enough games for its figure's bound (intervals under 0.1).
+      study 4 weak-convergence-400 lifeline-4-weak.toml lifeline-4-weak lifeline-4-weak-x2 \
+        lifeline-4-weak-x4 lifeline-4-weak-seed2 -- --games 400 --max-games 1600
       study 4 strong lifeline-4-strong.toml lifeline-4-strong
       # The same map at 256 visits: the rung diagnostic (scripts/map-kappa.py compares the two).
       "$eval_bin" balance practical --config configs/lifeline-4-strong.toml \
@@ -65,6 +68,7 @@ for side in "${sides[@]}"; do
       study 5 komi-convergence lifeline-5-komi.toml lifeline-5-komi lifeline-5-komi-seed2 \
         lifeline-5-komi-x2 -- --komi 0..=12
       study 5 weak lifeline-5-weak.toml lifeline-5-weak
+      study 5 weak-x2 lifeline-5-weak.toml lifeline-5-weak-x2
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     *) echo "no practical figures for side $side (sides 3, 4 and 5 have them)" >&2; exit 2 ;;
