@@ -393,12 +393,13 @@ impl RunDir {
         Ok(name)
     }
 
-    /// Freeze the config text into the run (creating the run directory), or check that it is
-    /// the text the run was started with.
+    /// Freeze the config text into the run (creating the run directory), or check that it
+    /// sets what the run was started with: the same text, or a text whose settings are the same
+    /// (comments, order and layout aside; the frozen text stays as it was).
     pub fn freeze_config(&self, source: &Path, text: &str) -> Result<(), RunDirError> {
         let frozen = self.config();
         match std::fs::read_to_string(&frozen) {
-            Ok(old) if old == text => Ok(()),
+            Ok(old) if old == text || same_settings(&old, text) => Ok(()),
             Ok(_) => Err(RunDirError::Invalid {
                 path: frozen,
                 why: format!(
@@ -813,6 +814,16 @@ fn stamp_order(p: &Path) -> (u128, String) {
     (millis, name)
 }
 
+/// Whether two config texts set the same values: both parse as TOML and their tables are
+/// equal. A comment edited in `configs/` after a run started does not stop the run's resumption;
+/// a text that does not parse is compared as text only (the role's own parse reports it).
+fn same_settings(a: &str, b: &str) -> bool {
+    match (a.parse::<toml::Table>(), b.parse::<toml::Table>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1063,16 +1074,30 @@ mod tests {
         assert!(mine.exists() && data.exists());
     }
 
+    /// Fails if another setting is let through, or if a comment, the order of keys or their
+    /// layout alone refuses a run's own config (an edited comment in `configs/` stopped a
+    /// resumption before), or if that acceptance rewrites the frozen text.
     #[test]
-    fn frozen_config_refuses_another_text() {
+    fn frozen_config_refuses_other_settings_not_other_comments() {
         let run = scratch("freeze");
-        run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
-        run.freeze_config(Path::new("a.toml"), "x = 1\n").unwrap();
-        let e = run
-            .freeze_config(Path::new("b.toml"), "x = 2\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("config.toml") && e.contains("b.toml"), "{e}");
+        let text = "# the run\nx = 1\n[t]\na = 2\nb = \"c\"\n";
+        run.freeze_config(Path::new("a.toml"), text).unwrap();
+        run.freeze_config(Path::new("a.toml"), text).unwrap();
+        let reworded = "# another comment\nx = 1 # one\n\n[t]\nb = 'c'\na = 2\n";
+        run.freeze_config(Path::new("a.toml"), reworded).unwrap();
+        assert_eq!(std::fs::read_to_string(run.config()).unwrap(), text);
+        for other in [
+            "x = 2\n[t]\na = 2\nb = \"c\"\n",
+            "x = 1\n[t]\na = 2\nb = \"c\"\nd = 0\n",
+            "x = 1.0\n[t]\na = 2\nb = \"c\"\n",
+            "not toml [",
+        ] {
+            let e = run
+                .freeze_config(Path::new("b.toml"), other)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("config.toml") && e.contains("b.toml"), "{e}");
+        }
     }
 
     #[test]

@@ -438,7 +438,7 @@ fn a_worker_and_a_trainer_on_two_mirrors_train_a_run_that_lives_in_the_bucket() 
 
     // An error of a role on a mirrored run names the bucket's object, not the mirror's file.
     let other = dir.join("other.toml");
-    std::fs::write(&other, format!("{TINY}\n# another config\n")).unwrap();
+    std::fs::write(&other, TINY.replace("visits = 8", "visits = 9")).unwrap();
     let refused = command(env!("CARGO_BIN_EXE_train"), "other")
         .args(["trainer", "--config"])
         .arg(&other)

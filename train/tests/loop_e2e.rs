@@ -634,7 +634,7 @@ fn fit_with_another_games_config_is_refused() {
     );
     // Another config of the same game: refused by the run's frozen config, as every role is.
     // Fails if `train fit` takes the role without comparing the config.
-    std::fs::write(&other, format!("{TINY}\n# another config\n")).unwrap();
+    std::fs::write(&other, TINY.replace("visits = 8", "visits = 9")).unwrap();
     assert!(train_loop(&config, &run, &["--iterations", "1"])
         .output()
         .unwrap()
