@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Every practical-balance figure of docs/balance, regenerated from today's binary: side 3 by
-# scripts/practical-side-3.sh, then the committed reference players of sides 4 and 5 (players/)
+# scripts/practical-side-3.sh, then the committed reference players of sides 4, 5 and 7 (players/)
 # through `eval balance practical`, and R(4) and its relatives through the side-4 endgame truth
 # set. Each folder gets its JSON (with the command that made it), Markdown and SVG; the
 # definitions are docs/studies.md's. A study stopped part-way keeps its finished pieces in
 # OUT/.resume, and running this script again goes on from them.
 #
 # Usage: scripts/practical-atlas.sh [SIDE...]   (after `cargo build --release -p eval`; sides
-# 3, 4 and 5 by default). On 2 cores, from each study's own time (docs/balance/README.md): side 3
-# about 15 minutes without its 1024-visit rungs, side 4 about 5 hours (its strong pie's map at
-# 256 visits and the strong ladder's study about an hour each), side 5 about 4 hours.
+# 3, 4 and 5 by default; side 7, R(7)'s komi study, only when named). On 2 cores, from each
+# study's own time (docs/balance/README.md): side 3 about 15 minutes without its 1024-visit
+# rungs, side 4 about 5 hours (its strong pie's map at 256 visits and the strong ladder's study
+# about an hour each), side 5 about 4 hours before its weak pie's convergence study; a study
+# whose players are not all committed yet is skipped with a line saying which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval_bin="${EVAL:-target/release/eval}"
@@ -69,8 +71,12 @@ for side in "${sides[@]}"; do
         lifeline-5-komi-x2 -- --komi 0..=12
       study 5 weak lifeline-5-weak.toml lifeline-5-weak
       study 5 weak-x2 lifeline-5-weak.toml lifeline-5-weak-x2
+      study 5 weak-seed2 lifeline-5-weak.toml lifeline-5-weak-seed2
+      study 5 weak-convergence lifeline-5-weak.toml lifeline-5-weak lifeline-5-weak-x2 \
+        lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --games 400 --max-games 1600
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
-    *) echo "no practical figures for side $side (sides 3, 4 and 5 have them)" >&2; exit 2 ;;
+    7) study 7 komi lifeline-7-komi.toml lifeline-7-komi -- --komi 0,3,6,9,12 ;;
+    *) echo "no practical figures for side $side (sides 3, 4, 5 and 7 have them)" >&2; exit 2 ;;
   esac
 done
