@@ -130,7 +130,9 @@ pub struct KomiFigures {
     /// `None` when the slope does not fall with komi, or more than 2.5% of the bootstrap
     /// refits have no crossing (the interval would be open).
     pub fair_komi: Option<Estimate>,
-    /// Black's best by the model at each komi studied, with its bootstrap interval.
+    /// Black's best by the model at every integer komi from the lowest studied to the highest,
+    /// with its bootstrap interval: read from the fit between the komis studied (a sparse grid
+    /// such as 0, 3, 6, 9, 12 still answers at 4 and 5), never beyond them.
     pub best: Vec<(u32, Estimate)>,
     /// Bootstrap refits that had no crossing.
     pub flat_refits: usize,
@@ -144,12 +146,16 @@ pub fn komi_figures(
     komis: &[u32],
     seed: u64,
 ) -> Option<KomiFigures> {
-    let (lo, hi) = (*komis.iter().min()? as f64, *komis.iter().max()? as f64);
-    let centre = (lo + hi) / 2.0;
+    let (lo, hi) = (*komis.iter().min()?, *komis.iter().max()?);
+    let centre = (lo + hi) as f64 / 2.0;
     let fit = fit_pooled(cells, classes, centre)?;
+    // Every integer between the komis studied: one shared slope ties the classes' curves
+    // together, so the fit reads 4 as it reads 3 and 6; past the ends of the grid it would be
+    // a guess.
+    let read_at: Vec<u32> = (lo..=hi).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut fair = Vec::with_capacity(BOOTSTRAP);
-    let mut best: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP); komis.len()];
+    let mut best: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP); read_at.len()];
     let mut flat = 0;
     for _ in 0..BOOTSTRAP {
         let resampled: Vec<Cell3> = cells
@@ -167,7 +173,7 @@ pub fn komi_figures(
             Some(f) => fair.push(f),
             None => flat += 1,
         }
-        for (i, &k) in komis.iter().enumerate() {
+        for (i, &k) in read_at.iter().enumerate() {
             best[i].push(refit.best(k as f64));
         }
     }
@@ -185,7 +191,7 @@ pub fn komi_figures(
         }
         _ => None,
     };
-    let best = komis
+    let best = read_at
         .iter()
         .zip(best.iter_mut())
         .map(|(&k, xs)| {
@@ -310,6 +316,31 @@ mod tests {
             "{:?}",
             f.best
         );
+    }
+
+    /// Fails if Black's best were read only at the komis studied (a sparse grid could then
+    /// never answer between them), or read past the grid's ends, or if a read between studied
+    /// komis missed the known curve.
+    #[test]
+    fn a_sparse_grid_is_read_at_every_integer_between_its_ends() {
+        let studied = [0, 3, 6, 9, 12];
+        let cells = simulated(&[2.0, 0.8], -0.4, &studied, 200, 4);
+        let f = komi_figures(&cells, 2, &studied, 5).unwrap();
+        let read: Vec<u32> = f.best.iter().map(|(k, _)| *k).collect();
+        assert_eq!(read, (0..=12).collect::<Vec<_>>());
+        // The best class's curve is σ(2.0 − 0.4·k); 1,000 games a class put the fitted curve
+        // within about 0.02 of it (one standard error), so 0.06 is three.
+        for k in [4u32, 5, 7, 8] {
+            let e = f.best[k as usize].1;
+            let truth = sigmoid(2.0 - 0.4 * k as f64);
+            assert!(
+                (e.estimate - truth).abs() < 0.06 && e.lo <= e.estimate && e.estimate <= e.hi,
+                "komi {k}: {e:?} against {truth}"
+            );
+        }
+        let narrow = komi_figures(&cells, 2, &[3, 6], 5).unwrap();
+        let read: Vec<u32> = narrow.best.iter().map(|(k, _)| *k).collect();
+        assert_eq!(read, vec![3, 4, 5, 6]);
     }
 
     /// Fails if komi that does not move the games got a fair komi.

@@ -374,7 +374,10 @@ pub(crate) fn method_verdict(
     if model.fit.slope >= 0.0 {
         return Verdict::NotApplicable("komi does not move these games".into());
     }
-    let complete = KOMI_PIE_RANGE.clone().all(|k| komi.komis.contains(&k));
+    // Every komi of the range read from the model, studied or between two studied komis.
+    let complete = KOMI_PIE_RANGE
+        .clone()
+        .all(|k| model.best.iter().any(|(read, _)| *read == k));
     komi_pie_verdict(&model.best, complete)
 }
 
@@ -585,6 +588,40 @@ pub(crate) mod tests {
         ));
         assert!(matches!(
             komi_pie_verdict(&clear[1..], true),
+            Verdict::Undetermined(_)
+        ));
+    }
+
+    /// Fails if a sparse grid's verdict counted only the komis studied (it could then never be
+    /// ineffective), or if a model read only at some komis of 1..=12 (an older study's JSON)
+    /// were judged as though it had read them all.
+    #[test]
+    fn the_komi_pie_is_complete_when_the_model_reads_every_komi_of_the_range() {
+        let study = |read: &[u32]| KomiStudy {
+            komis: vec![0, 3, 6, 9, 12],
+            model: Some(KomiFigures {
+                fit: komi_model::PooledLogistic {
+                    intercepts: vec![1.5],
+                    slope: -0.05,
+                    centre: 6.0,
+                },
+                fair_komi: None,
+                best: read
+                    .iter()
+                    .map(|&k| (k, interval(0.85, 0.8, 0.9)))
+                    .collect(),
+                flat_refits: 0,
+            }),
+            value_head_fair_komi: None,
+            single_class_max: Vec::new(),
+        };
+        let every: Vec<u32> = (0..=12).collect();
+        assert!(matches!(
+            method_verdict(&[], 16, Some(&study(&every))),
+            Verdict::Ineffective(_)
+        ));
+        assert!(matches!(
+            method_verdict(&[], 16, Some(&study(&[0, 3, 6, 9, 12]))),
             Verdict::Undetermined(_)
         ));
     }

@@ -128,8 +128,13 @@ fn komi_md(md: &mut String, k: &KomiStudy) {
         "\n| komi | Black's best (model) [95%] | single best class (diagnostic) |"
     );
     let _ = writeln!(md, "|---|---|---|");
-    for ((komi, e), (_, single)) in m.best.iter().zip(&k.single_class_max) {
-        let _ = writeln!(md, "| {komi} | {} | {single:.3} |", e.show());
+    for (komi, e) in &m.best {
+        let single = k.single_class_max.iter().find(|(k, _)| k == komi);
+        let single = single.map_or(
+            "not studied: the model's read between two studied komis".into(),
+            |(_, s)| format!("{s:.3}"),
+        );
+        let _ = writeln!(md, "| {komi} | {} | {single} |", e.show());
     }
 }
 
