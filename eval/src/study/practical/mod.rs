@@ -155,11 +155,17 @@ impl std::fmt::Display for Verdict {
 }
 
 /// A method's verdict from labelled 95% intervals: effective if one lies inside the
-/// near-even band, ineffective if all were measured and all lie outside the wider one.
+/// near-even band (the most even of them is named), ineffective if all were measured and all
+/// lie outside the wider one.
 pub fn verdict(intervals: &[(String, Estimate)], complete: bool) -> Verdict {
     let inside = |e: &Estimate| e.lo >= EVEN_BAND.0 && e.hi <= EVEN_BAND.1;
     let outside = |e: &Estimate| e.hi < INEFFECTIVE_BAND.0 || e.lo > INEFFECTIVE_BAND.1;
-    if let Some((name, e)) = intervals.iter().find(|(_, e)| inside(e)) {
+    let off_even = |e: &Estimate| (e.estimate - 0.5).abs();
+    if let Some((name, e)) = intervals
+        .iter()
+        .filter(|(_, e)| inside(e))
+        .min_by(|a, b| off_even(&a.1).total_cmp(&off_even(&b.1)))
+    {
         return Verdict::Effective(format!("{name}: {} inside [0.35, 0.65]", e.show()));
     }
     if complete && !intervals.is_empty() && intervals.iter().all(|(_, e)| outside(e)) {
@@ -551,6 +557,12 @@ pub(crate) mod tests {
             Verdict::Undetermined(_)
         ));
         assert!(matches!(verdict(&[], true), Verdict::Undetermined(_)));
+        // Fails if the verdict named the first class inside the band rather than the most even.
+        let inside_but_off = interval(0.6, 0.55, 0.64);
+        let Verdict::Effective(why) = verdict(&named(&[won, inside_but_off, near]), true) else {
+            panic!("two classes inside the band");
+        };
+        assert!(why.starts_with("c2:"), "{why}");
     }
 
     /// Fails if a komi pie were judged effective for a player whose games are near even
