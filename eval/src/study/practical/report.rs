@@ -129,7 +129,10 @@ fn komi_md(md: &mut String, k: &KomiStudy) {
     );
     let _ = writeln!(md, "|---|---|---|");
     for (komi, e) in &m.best {
-        let single = k.single_class_max.iter().find(|(k, _)| k == komi);
+        let single = k
+            .single_class_max
+            .iter()
+            .find(|(studied, _)| studied == komi);
         let single = single.map_or(
             "not studied: the model's read between two studied komis".into(),
             |(_, s)| format!("{s:.3}"),
