@@ -177,9 +177,12 @@ fn the_strong_pie_swap_map_agrees_with_the_solver_for_seed_2() {
 /// pooled logistic) against the solver, with the margins the balance issue set before any run:
 /// at least 34 of the 36 (class, komi) cells on the solver's side of one half, Black's best at
 /// komi 3 is c3 (the only stone that wins there) and wins, and the fair komi's 95% interval
-/// lies inside [3, 4]. Fails if the network's mistakes decide cells (the old fixture got 33 of
-/// 36 and a fair komi of 1.95 [1.00, 2.41]), if komi 3 were "won" by a stone the solver proves
-/// lost (the old study's b1), or if the interval excluded the truth.
+/// lies inside [3, 4]; and, added 2026-11-29 with the band over the classes in contention
+/// before the study was judged by it, Black's best by the model on the solver's side of one
+/// half at every komi at least one point from the crossing. Fails if the network's mistakes
+/// decide cells (the old fixture got 33 of 36 and a fair komi of 1.95 [1.00, 2.41]), if komi
+/// 3 were "won" by a stone the solver proves lost (the old study's b1), or if an interval
+/// excluded the truth.
 #[test]
 fn the_practical_komi_study_agrees_with_the_solver_cell_by_cell() {
     let json = practical("komi.toml", "komi-17200", &["--komi", "0..=8"]);
@@ -203,6 +206,23 @@ fn the_practical_komi_study_agrees_with_the_solver_cell_by_cell() {
     let fair = &p["komi"]["model"]["fair_komi"];
     let (lo, hi) = (fair["lo"].as_f64().unwrap(), fair["hi"].as_f64().unwrap());
     assert!(3.0 <= lo && hi <= 4.0, "fair komi {fair}");
+    // Black's best by the model, whose interval is the band over the classes in contention
+    // (docs/studies.md, "Black's best without the winner's curse"): above one half wholly at
+    // komi 0 to 2, below it wholly at 5 to 8, the solver's side at every komi at least one
+    // point from the crossing. Fails if the band were so wide that it no longer tells a won
+    // komi from a lost one, or the model put the crossing elsewhere.
+    for read in p["komi"]["model"]["best"].as_array().unwrap() {
+        let komi = read[0].as_u64().unwrap();
+        let (lo, hi) = (
+            read[1]["lo"].as_f64().unwrap(),
+            read[1]["hi"].as_f64().unwrap(),
+        );
+        match komi {
+            0..=2 => assert!(lo > 0.5, "Black's best at komi {komi}: {read}"),
+            5..=8 => assert!(hi < 0.5, "Black's best at komi {komi}: {read}"),
+            _ => {}
+        }
+    }
     // The value head's own crossing, the issue's item 5: self-play's value head learnt the
     // win rate of sampled openings and crossed at about 1.8 in the older atlas (2.46 for the
     // old fixture); it must cross inside (3, 4), where the solver puts the fair komi. Fails if

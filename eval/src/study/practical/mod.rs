@@ -191,6 +191,14 @@ pub struct KomiStudy {
     /// Diagnostic only: the highest single class's win rate at each komi (the winner's curse:
     /// the best of several coin flips is usually a win).
     pub single_class_max: Vec<(u32, f64)>,
+    /// The seed of the model's bootstrap, so `eval balance rejudge` refits it to the same
+    /// draws (studies written before it was recorded all used the default, 1).
+    #[serde(default = "first_seed")]
+    pub bootstrap_seed: u64,
+}
+
+fn first_seed() -> u64 {
+    1
 }
 
 /// One player's practical-balance study of one game.
@@ -324,7 +332,7 @@ fn class_label(c: &ClassGames) -> String {
 }
 
 /// The komi model of every (class, komi) cell, and the value head's crossing beside it.
-fn komi_study(all: &[ClassGames], komis: &[u32], seed: u64) -> KomiStudy {
+pub(crate) fn komi_study(all: &[ClassGames], komis: &[u32], seed: u64) -> KomiStudy {
     let mut names: Vec<&str> = Vec::new();
     let mut cells = Vec::new();
     for c in all {
@@ -358,6 +366,7 @@ fn komi_study(all: &[ClassGames], komis: &[u32], seed: u64) -> KomiStudy {
                 (k, best)
             })
             .collect(),
+        bootstrap_seed: seed,
     }
 }
 
@@ -626,6 +635,7 @@ pub(crate) mod tests {
             }),
             value_head_fair_komi: None,
             single_class_max: Vec::new(),
+            bootstrap_seed: 1,
         };
         let every: Vec<u32> = (0..=12).collect();
         assert!(matches!(

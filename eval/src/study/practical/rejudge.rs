@@ -4,13 +4,14 @@
 //! and say so: the JSON keeps the command that played the games, gains `rejudged` (the
 //! command that recomputed them and the verdicts it replaced), and the Markdown names both.
 //!
-//! What it trusts: the games, intervals and komi model in the study's JSON, as the study
-//! wrote them; it refits nothing. What it recomputes: each reference player's verdict
+//! What it trusts: the games and each class's interval in the study's JSON, as the study
+//! wrote them. What it recomputes: the komi model from the games (the same bootstrap draws,
+//! so only a changed definition changes it), each reference player's verdict
 //! (`method_verdict`) and the convergence over the players. A player that was not a
 //! reference player keeps its `n/a`.
 
 use super::convergence::converged;
-use super::{method_verdict, report, PlayerStudy, Verdict};
+use super::{komi_study, method_verdict, report, PlayerStudy, Verdict};
 use crate::error::EvalError;
 use crate::study::report::{command_line, write_files};
 use std::path::Path;
@@ -44,6 +45,10 @@ pub fn rejudge(dir: &Path) -> Result<String, EvalError> {
         serde_json::from_value(json["players"].take()).map_err(json_error)?;
     let before: Vec<Verdict> = studies.iter().map(|s| s.verdict.clone()).collect();
     for s in &mut studies {
+        s.komi = s
+            .komi
+            .take()
+            .map(|k| komi_study(&s.classes, &k.komis, k.bootstrap_seed));
         if s.reference.is_reference() {
             s.verdict = method_verdict(&s.classes, s.classes_in_all, s.komi.as_ref());
         }

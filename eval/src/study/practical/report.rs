@@ -111,11 +111,10 @@ fn komi_md(md: &mut String, k: &KomiStudy) {
         let _ = writeln!(md, "\nThe komi model could not be fitted.");
         return;
     };
-    let fair = m
-        .fair_komi
-        .map_or("n/a (no crossing, or open in the bootstrap)".into(), |e| {
-            format!("{:.2} [{:.2}, {:.2}]", e.estimate, e.lo, e.hi)
-        });
+    let fair = m.fair_komi.map_or(
+        "n/a (no crossing, or its interval open as far as the fit is read)".into(),
+        |e| format!("{:.2} [{:.2}, {:.2}]", e.estimate, e.lo, e.hi),
+    );
     let _ = writeln!(
         md,
         "\nFair komi (pooled logistic, slope {:.2} per komi point, {} of {BOOTSTRAP} refits flat): **{fair}**; the value head's own crossing: {}.",
