@@ -626,8 +626,9 @@ fn bad_study_options_are_refused_with_the_flag_named() {
 /// near even at komi 0 for some of them) judged again from its own games. How it could fail:
 /// the command that played the games lost or replaced, the replaced verdicts not recorded, a
 /// player without an edge at komi 0 still judged (docs/studies.md, "The komi pie needs an
-/// edge"), a player with a clear edge given another kind of verdict than before, a second rejudge
-/// changing what the first wrote, or bad input written over or not named.
+/// edge"), a player with a clear edge given another kind of verdict than before, the komi model
+/// read from the file instead of refitted from the games, a second rejudge changing what the
+/// first wrote, or bad input written over or not named.
 #[test]
 fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
     let committed = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -639,8 +640,18 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };
     let before = read(&dir.join("practical.json"));
+    // The komi model is refitted from the games, not trusted from the file: an interval
+    // written over by hand comes back as the games give it.
+    let mut tampered = before.clone();
+    tampered["players"][0]["komi"]["model"]["best"][0][1]["lo"] = serde_json::json!(0.0);
+    std::fs::write(dir.join("practical.json"), tampered.to_string()).unwrap();
     balance(&["rejudge", dir.to_str().unwrap()]);
     let after = read(&dir.join("practical.json"));
+    assert_eq!(
+        after["players"][0]["komi"]["model"]["best"][0],
+        before["players"][0]["komi"]["model"]["best"][0],
+        "the komi model refitted from the games"
+    );
     assert_eq!(after["command"], before["command"]);
     assert!(after["rejudged"]["by"]
         .as_str()

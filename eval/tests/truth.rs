@@ -203,6 +203,10 @@ fn the_practical_komi_study_agrees_with_the_solver_cell_by_cell() {
         .unwrap();
     assert_eq!(best["opening"], "c3", "Black's best at komi 3: {best}");
     assert!(rate(best) > 0.5, "{best}");
+    // The percentile interval of the crossings, which the margin was set for. The
+    // band's interval (`fair_komi_band`) is printed beside it and not held to this margin:
+    // on the committed study it reads 2.95 to 4.00, for the band of Black's best at komi 3
+    // reaches 0.486 (docs/studies.md).
     let fair = &p["komi"]["model"]["fair_komi"];
     let (lo, hi) = (fair["lo"].as_f64().unwrap(), fair["hi"].as_f64().unwrap());
     assert!(3.0 <= lo && hi <= 4.0, "fair komi {fair}");

@@ -233,9 +233,16 @@ fn fair_interval(
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KomiFigures {
     pub fit: PooledLogistic,
-    /// `None` when the slope does not fall with komi, or the interval is open (the band over
-    /// the classes in contention holds one half as far as the fit is read).
+    /// The crossing with the 2.5 and 97.5 percentiles of the refits' crossings: the interval
+    /// the side-3 truth margin was set for, which leans up where classes tie (the crossing of a
+    /// maximum). `None` when the slope does not fall with komi, or more than 2.5% of the refits
+    /// have no crossing (the interval would be open).
     pub fair_komi: Option<Estimate>,
+    /// The same crossing with the band over the classes in contention inverted: every komi
+    /// whose interval of Black's best holds one half. `None` when the slope does not fall with
+    /// komi or the interval is open (the band holds one half as far as the fit is read).
+    #[serde(default)]
+    pub fair_komi_band: Option<Estimate>,
     /// Black's best by the model at every integer komi from the lowest studied to the highest,
     /// with its 95% interval from the band over the classes in contention: read from the fit
     /// between the komis studied (a sparse grid such as 0, 3, 6, 9, 12 still answers at 4 and
@@ -263,6 +270,7 @@ pub fn komi_figures(
     let read_at: Vec<u32> = (lo..=hi).collect();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut refits = Vec::with_capacity(BOOTSTRAP);
+    let mut crossings = Vec::with_capacity(BOOTSTRAP);
     let mut flat = 0;
     for _ in 0..BOOTSTRAP {
         let resampled: Vec<Cell3> = cells
@@ -274,7 +282,10 @@ pub fn komi_figures(
             .collect();
         match fit_pooled(&resampled, classes, centre) {
             Some(refit) => {
-                flat += usize::from(refit.fair_komi().is_none());
+                match refit.fair_komi() {
+                    Some(f) => crossings.push(f),
+                    None => flat += 1,
+                }
                 refits.push(refit);
             }
             None => flat += 1,
@@ -292,12 +303,24 @@ pub fn komi_figures(
             (k, Estimate { estimate, lo, hi })
         })
         .collect();
-    let fair_komi = fit
+    let open = flat as f64 > 0.025 * BOOTSTRAP as f64;
+    let fair_komi = match fit.fair_komi() {
+        Some(f) if !open && !crossings.is_empty() => Some(Estimate {
+            estimate: f,
+            // Only integer komis are played: the data cannot place the crossing closer than
+            // the integers around it.
+            lo: quantile(&mut crossings, 0.025).min(f.floor()),
+            hi: quantile(&mut crossings, 0.975).max(f.ceil()),
+        }),
+        _ => None,
+    };
+    let fair_komi_band = fit
         .fair_komi()
         .and_then(|f| fair_interval(f, lo, hi, band_at));
     Some(KomiFigures {
         fit,
         fair_komi,
+        fair_komi_band,
         best,
         flat_refits: flat,
     })
@@ -357,10 +380,9 @@ mod tests {
             b0.contains(sigmoid(2.0)) && b6.contains(sigmoid(2.0 - 4.8)),
             "{b0:?} {b6:?}"
         );
-        // Fewer games, a wider interval: 5 games a cell, for at 20 the crossing's interval
-        // (about ±0.5) still lies within the integers around 2.5 that every interval spans.
+        // Fewer games, a wider interval.
         let few = komi_figures(
-            &simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 5, 5),
+            &simulated(&[2.0, 0.8, -0.8], -0.8, &komis, 20, 5),
             3,
             &komis,
             9,
@@ -391,11 +413,12 @@ mod tests {
             })
             .collect();
         let f = komi_figures(&cells, 4, &komis, 1).unwrap();
-        let fair = f.fair_komi.unwrap();
-        assert!(
-            fair.lo >= 3.0 && fair.hi <= 4.0 && fair.lo < fair.hi,
-            "{fair:?}"
-        );
+        for fair in [f.fair_komi.unwrap(), f.fair_komi_band.unwrap()] {
+            assert!(
+                fair.lo >= 3.0 && fair.hi <= 4.0 && fair.lo < fair.hi,
+                "{fair:?}"
+            );
+        }
         assert!(
             f.best[3].1.estimate > 0.5 && f.best[4].1.estimate < 0.5,
             "{:?}",
@@ -430,11 +453,13 @@ mod tests {
 
     /// The komi study of `studies` simulated players whose class curves are σ(a_c − 0.1·k)
     /// (80 games a cell at komi 0, 3, 6, 9, 12): how many of their intervals of Black's best at
-    /// komi 0 hold the true one, and their mean width.
-    fn black_s_best_at_0(intercepts: &[f64], studies: u64) -> (usize, f64) {
+    /// komi 0 hold the true one, their mean width, and how many fair komis by the band hold
+    /// the true crossing.
+    fn black_s_best_at_0(intercepts: &[f64], studies: u64) -> (usize, f64, usize) {
         let komis = [0, 3, 6, 9, 12];
         let truth = intercepts.iter().map(|&a| sigmoid(a)).fold(0.0, f64::max);
-        let (mut held, mut width) = (0, 0.0);
+        let crossing = intercepts.iter().map(|a| a / 0.1).fold(f64::MIN, f64::max);
+        let (mut held, mut width, mut fair_held) = (0, 0.0, 0);
         for study in 0..studies {
             let cells = simulated(intercepts, -0.1, &komis, 80, 100 + study);
             let f = komi_figures(&cells, intercepts.len(), &komis, study).unwrap();
@@ -442,8 +467,9 @@ mod tests {
             assert_eq!(k, 0);
             held += usize::from(e.contains(truth));
             width += e.hi - e.lo;
+            fair_held += usize::from(f.fair_komi_band.is_some_and(|b| b.contains(crossing)));
         }
-        (held, width / studies as f64)
+        (held, width / studies as f64, fair_held)
     }
 
     fn logit(p: f64) -> f64 {
@@ -453,14 +479,16 @@ mod tests {
     /// Sixteen classes tied at the top (each wins 62% at komi 0): the maximum of their fitted
     /// rates is too high, and the percentile interval of the refits' maxima held the true 0.62
     /// in 1% of 400 such simulated studies, the basic bootstrap's in 71%
-    /// (scripts/komi-coverage.py). A 95% interval should hold it in at least 12 of 16 (a true
+    /// (scripts/komi-coverage.py), and the percentile interval of the crossings held the true
+    /// fair komi (4.9) in none. A 95% interval should hold each in at least 12 of 16 (a true
     /// 95% coverage falls short of that once in a thousand). Fails if B(k)'s interval were
-    /// again either bootstrap of the maximum, or the band left out the classes tied with the
-    /// best.
+    /// again either bootstrap of the maximum, the band left out the classes tied with the
+    /// best, or the band's fair komi were not the band inverted.
     #[test]
     fn black_s_best_holds_the_truth_where_classes_tie() {
-        let (held, _) = black_s_best_at_0(&[logit(0.62); 16], 16);
+        let (held, _, fair_held) = black_s_best_at_0(&[logit(0.62); 16], 16);
         assert!(held >= 12, "{held} of 16");
+        assert!(fair_held >= 12, "fair komi: {fair_held} of 16");
     }
 
     /// One class leads (70% at komi 0, fifteen others 45%): the classes clearly below it leave
@@ -471,8 +499,8 @@ mod tests {
     fn the_band_narrows_when_one_class_leads() {
         let mut leads = vec![logit(0.45); 16];
         leads[3] = logit(0.70);
-        let (held, lead_width) = black_s_best_at_0(&leads, 8);
-        let (_, tied_width) = black_s_best_at_0(&[logit(0.62); 16], 8);
+        let (held, lead_width, _) = black_s_best_at_0(&leads, 8);
+        let (_, tied_width, _) = black_s_best_at_0(&[logit(0.62); 16], 8);
         assert!(held >= 6, "{held} of 8");
         assert!(
             lead_width < 0.8 * tied_width,

@@ -237,8 +237,10 @@ impl PlayerStudy {
         })
     }
 
+    /// The figure a komi pie's convergence is read from: the fair komi with the band's interval
+    /// (the percentile one leans up where classes tie; docs/studies.md).
     pub fn fair_komi(&self) -> Option<Estimate> {
-        self.komi.as_ref()?.model.as_ref()?.fair_komi
+        self.komi.as_ref()?.model.as_ref()?.fair_komi_band
     }
 }
 
@@ -627,6 +629,7 @@ pub(crate) mod tests {
                     centre: 6.0,
                 },
                 fair_komi: None,
+                fair_komi_band: None,
                 best: read
                     .iter()
                     .map(|&k| (k, interval(0.85, 0.8, 0.9)))

@@ -111,15 +111,18 @@ fn komi_md(md: &mut String, k: &KomiStudy) {
         let _ = writeln!(md, "\nThe komi model could not be fitted.");
         return;
     };
-    let fair = m.fair_komi.map_or(
-        "n/a (no crossing, or its interval open as far as the fit is read)".into(),
-        |e| format!("{:.2} [{:.2}, {:.2}]", e.estimate, e.lo, e.hi),
-    );
+    let show = |e: Option<Estimate>| {
+        e.map_or("n/a (no crossing, or its interval open)".into(), |e| {
+            format!("{:.2} [{:.2}, {:.2}]", e.estimate, e.lo, e.hi)
+        })
+    };
     let _ = writeln!(
         md,
-        "\nFair komi (pooled logistic, slope {:.2} per komi point, {} of {BOOTSTRAP} refits flat): **{fair}**; the value head's own crossing: {}.",
+        "\nFair komi (pooled logistic, slope {:.2} per komi point, {} of {BOOTSTRAP} refits flat): **{}** by the band over the classes in contention; {} by the percentiles of the refits' crossings (leans up where classes tie); the value head's own crossing: {}.",
         m.fit.slope,
         m.flat_refits,
+        show(m.fair_komi_band),
+        show(m.fair_komi),
         k.value_head_fair_komi.map_or("none".into(), |v| format!("{v:.2}"))
     );
     let _ = writeln!(
