@@ -7,7 +7,10 @@
 # OUT/.resume, and running this script again goes on from them.
 #
 # Usage: scripts/practical-atlas.sh [SIDE...]   (after `cargo build --release -p eval`; sides
-# 3, 4 and 5 by default; side 7, R(7)'s komi study, only when named). On 2 cores, from each
+# 3, 4 and 5 by default; sides 6 and 7, R(6)'s and R(7)'s komi studies, only when named).
+#        scripts/practical-atlas.sh rejudge     (every committed study judged again from its own
+# games under today's definitions, `eval balance rejudge`: seconds, nothing replayed; what to
+# run after a definition of docs/studies.md changes). On 2 cores, from each
 # study's own time (docs/balance/README.md): side 3 about 15 minutes without its 1024-visit
 # rungs, side 4 about 5 hours (its strong pie's map at 256 visits and the strong ladder's study
 # about an hour each), side 5 about 4 hours before its weak pie's convergence study; a study
@@ -42,6 +45,11 @@ endgame_score() {
 
 for side in "${sides[@]}"; do
   case "$side" in
+    rejudge)
+      for dir in docs/balance/practical-*/*/; do
+        [ -f "$dir/practical.json" ] && "$eval_bin" balance rejudge "$dir" | head -n 3
+      done
+      ;;
     3) scripts/practical-side-3.sh ;;
     4)
       study 4 komi lifeline-4-komi.toml lifeline-4-komi -- --komi 0..=12
@@ -76,7 +84,8 @@ for side in "${sides[@]}"; do
         lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --games 400 --max-games 1600
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
+    6) study 6 komi lifeline-6-komi.toml lifeline-6-komi -- --komi 0,3,6,9,12 ;;
     7) study 7 komi lifeline-7-komi.toml lifeline-7-komi -- --komi 0,3,6,9,12 ;;
-    *) echo "no practical figures for side $side (sides 3, 4, 5 and 7 have them)" >&2; exit 2 ;;
+    *) echo "no practical figures for side $side (sides 3 to 7 have them; or: rejudge)" >&2; exit 2 ;;
   esac
 done
