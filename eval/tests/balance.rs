@@ -714,3 +714,83 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
         other
     );
 }
+
+/// `eval balance combine`: two committed side-3 komi studies (today's reference fixture and the
+/// older one, each played alone) written as one study over both players, nothing replayed. How
+/// it could fail: a player lost, reordered or judged differently than in its own study, the
+/// commands that played the games not kept, the convergence not read over both players, or a
+/// combination of a player twice or of two games accepted (or written) instead of refused
+/// with the file and the field named.
+#[test]
+fn combine_reads_the_convergence_over_the_players_of_several_studies() {
+    let committed =
+        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/balance/{name}"));
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("practical.json")).unwrap()).unwrap()
+    };
+    let (dir, _) = setup("combine", "");
+    let (a, b) = (
+        committed("practical-3/komi"),
+        committed("practical-3/komi-old-fixture"),
+    );
+    balance(&[
+        "combine",
+        "--out",
+        dir.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    let combined = read(&dir);
+    let players = combined["players"].as_array().unwrap();
+    let own: Vec<serde_json::Value> = [&a, &b].iter().map(|d| read(d)).collect();
+    assert_eq!(players.len(), 2);
+    for (p, study) in players.iter().zip(&own) {
+        let mine = &study["players"][0];
+        assert_eq!(p["reference"]["player"], mine["reference"]["player"]);
+        assert_eq!(p["classes"], mine["classes"], "the games as they were");
+        assert_eq!(p["verdict"], mine["verdict"], "judged as in its own study");
+        assert_eq!(p["komi"]["model"], mine["komi"]["model"]);
+    }
+    for (from, study) in combined["combined_from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&own)
+    {
+        assert_eq!(from["command"], study["command"]);
+    }
+    assert!(combined["command"].as_str().unwrap().contains("combine"));
+    // The older fixture decided classes against the solver: the veto names it, so the
+    // convergence was read over both players, not copied from either study.
+    let why = combined["convergence"]["why"].as_str().unwrap();
+    assert!(why.contains("komi@64") && why.contains("vetoed"), "{why}");
+    let md = std::fs::read_to_string(dir.join("practical.md")).unwrap();
+    assert!(
+        md.contains("Combined by") && md.contains("komi-old-fixture"),
+        "{md}"
+    );
+
+    // Refused, each naming the file and what is wrong, and nothing written.
+    let refused = |dirs: &[&Path]| {
+        let out = dir.join("refused");
+        let status = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(["balance", "combine", "--out", out.to_str().unwrap()])
+            .args(dirs)
+            .output()
+            .unwrap();
+        assert!(!status.status.success());
+        assert!(!out.exists(), "nothing written");
+        String::from_utf8_lossy(&status.stderr).to_string()
+    };
+    let twice = refused(&[&a, &committed("practical-3/komi-convergence")]);
+    assert!(
+        twice.contains("komi-17200@64") && twice.contains("practical-3/komi-convergence"),
+        "{twice}"
+    );
+    let games = refused(&[&a, &committed("practical-4/komi")]);
+    assert!(
+        games.contains("`game`") && games.contains("practical-4/komi"),
+        "{games}"
+    );
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+}

@@ -102,6 +102,17 @@ pub enum Study {
         /// The study's folder (holding `practical.json`).
         dir: PathBuf,
     },
+    /// Finished practical studies of one game, played the same way (each a player or a few
+    /// of a ladder), judged again from their games and written as one study whose convergence
+    /// is read over all their players (no game replayed).
+    Combine {
+        /// The folder the combined study's JSON, Markdown and SVG go to.
+        #[arg(long)]
+        out: PathBuf,
+        /// The studies' folders (each holding `practical.json`), at least two.
+        #[arg(required = true, num_args = 2..)]
+        dirs: Vec<PathBuf>,
+    },
     /// Lifeline: the first player's score under strong, weak and komi pie for several sides.
     PieTable {
         #[command(flatten)]
@@ -232,6 +243,7 @@ pub fn run(study: Study) -> Result<String, EvalError> {
     let out = match &study {
         Study::Practical { args } => args.out.clone(),
         Study::Rejudge { dir } => dir.clone(),
+        Study::Combine { out, .. } => out.clone(),
         Study::FirstPlayer { args }
         | Study::Komi { args, .. }
         | Study::SwapMap { args, .. }
@@ -262,6 +274,7 @@ fn run_study(study: Study) -> Result<String, EvalError> {
         Study::SwapMap { args, check_games } => swapmap::run(&args.setup()?, check_games),
         Study::Practical { args } => practical::run(&args.setup()?),
         Study::Rejudge { dir } => practical::rejudge::rejudge(&dir),
+        Study::Combine { out, dirs } => practical::rejudge::combine(&dirs, &out),
         Study::PieTable { args, sides, komi } => {
             let komis = parse_komis(&komi)?;
             pie_table::run(&args.setup()?, &sides, &komis)
