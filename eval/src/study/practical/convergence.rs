@@ -86,7 +86,7 @@ pub(crate) fn converged(studies: &[PlayerStudy], komi_pie: bool) -> Convergence 
         .iter()
         .map(|s| {
             let figure = if komi_pie {
-                s.fair_komi()
+                s.fair_komi_by_band()
             } else {
                 s.most_balanced()
             };

@@ -239,7 +239,7 @@ impl PlayerStudy {
 
     /// The figure a komi pie's convergence is read from: the fair komi with the band's interval
     /// (the percentile one leans up where classes tie; docs/studies.md).
-    pub fn fair_komi(&self) -> Option<Estimate> {
+    pub fn fair_komi_by_band(&self) -> Option<Estimate> {
         self.komi.as_ref()?.model.as_ref()?.fair_komi_band
     }
 }
