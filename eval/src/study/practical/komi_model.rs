@@ -252,6 +252,44 @@ pub struct KomiFigures {
     pub flat_refits: usize,
 }
 
+/// The bootstrap's refits of the komi model: the fits, the crossings of those that have one,
+/// and how many had none (or no fit).
+struct Bootstrap {
+    refits: Vec<PooledLogistic>,
+    crossings: Vec<f64>,
+    flat: usize,
+}
+
+/// [`BOOTSTRAP`] refits of `cells`, each resampling the distinct games of every cell with
+/// replacement, drawn from `seed`.
+fn bootstrap(cells: &[Cell3], classes: usize, centre: f64, seed: u64) -> Bootstrap {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut b = Bootstrap {
+        refits: Vec::with_capacity(BOOTSTRAP),
+        crossings: Vec::with_capacity(BOOTSTRAP),
+        flat: 0,
+    };
+    for _ in 0..BOOTSTRAP {
+        let resampled: Vec<Cell3> = cells
+            .iter()
+            .map(|(c, k, ys)| {
+                let draw = (0..ys.len()).map(|_| ys[rng.gen_range(0..ys.len())]);
+                (*c, *k, draw.collect())
+            })
+            .collect();
+        let Some(refit) = fit_pooled(&resampled, classes, centre) else {
+            b.flat += 1;
+            continue;
+        };
+        match refit.fair_komi() {
+            Some(f) => b.crossings.push(f),
+            None => b.flat += 1,
+        }
+        b.refits.push(refit);
+    }
+    b
+}
+
 /// Fit the komi model to `cells` and bootstrap it ([`BOOTSTRAP`] refits, each resampling the
 /// distinct games of every cell with replacement); the intervals from the band over the classes
 /// in contention.
@@ -268,29 +306,11 @@ pub fn komi_figures(
     // together, so the fit reads 4 as it reads 3 and 6; past the ends of the grid it would be
     // a guess.
     let read_at: Vec<u32> = (lo..=hi).collect();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut refits = Vec::with_capacity(BOOTSTRAP);
-    let mut crossings = Vec::with_capacity(BOOTSTRAP);
-    let mut flat = 0;
-    for _ in 0..BOOTSTRAP {
-        let resampled: Vec<Cell3> = cells
-            .iter()
-            .map(|(c, k, ys)| {
-                let draw = (0..ys.len()).map(|_| ys[rng.gen_range(0..ys.len())]);
-                (*c, *k, draw.collect())
-            })
-            .collect();
-        match fit_pooled(&resampled, classes, centre) {
-            Some(refit) => {
-                match refit.fair_komi() {
-                    Some(f) => crossings.push(f),
-                    None => flat += 1,
-                }
-                refits.push(refit);
-            }
-            None => flat += 1,
-        }
-    }
+    let Bootstrap {
+        refits,
+        mut crossings,
+        flat,
+    } = bootstrap(cells, classes, centre, seed);
     let band_at = |komi: f64| {
         let at: Vec<Vec<f64>> = refits.iter().map(|r| r.rates(komi)).collect();
         contention_band(&fit.rates(komi), &at)
