@@ -719,8 +719,8 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
 /// older one, each played alone) written as one study over both players, nothing replayed. How
 /// it could fail: a player lost, reordered or judged differently than in its own study, the
 /// commands that played the games not kept, the convergence not read over both players, or a
-/// combination of a player twice or of two games accepted (or written) instead of refused
-/// with the file and the field named.
+/// combination of a player twice, of two games or into one of its own inputs accepted (or
+/// written) instead of refused with the file and the field named.
 #[test]
 fn combine_reads_the_convergence_over_the_players_of_several_studies() {
     let committed =
@@ -787,6 +787,19 @@ fn combine_reads_the_convergence_over_the_players_of_several_studies() {
         twice.contains("komi-17200@64") && twice.contains("practical-3/komi-convergence"),
         "{twice}"
     );
+    // Written over one of its own inputs: refused before anything is read or written.
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(a.join("practical.json"), copy.join("practical.json")).unwrap();
+    let before = std::fs::read(copy.join("practical.json")).unwrap();
+    let over = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["balance", "combine", "--out", copy.to_str().unwrap()])
+        .args([&copy, &b])
+        .output()
+        .unwrap();
+    assert!(!over.status.success());
+    assert!(String::from_utf8_lossy(&over.stderr).contains("--out"));
+    assert_eq!(std::fs::read(copy.join("practical.json")).unwrap(), before);
     let games = refused(&[&a, &committed("practical-4/komi")]);
     assert!(
         games.contains("`game`") && games.contains("practical-4/komi"),

@@ -114,12 +114,25 @@ pub fn rejudge(dir: &Path) -> Result<String, EvalError> {
 /// The practical studies in `dirs`, of one game played the same way, judged again and
 /// written as one study in `out` with the convergence over all their players; returns the
 /// Markdown. Refused, with nothing written, when a study cannot be read, when the studies
-/// are of different games, sampling or komis, or when a player appears twice.
+/// are of different games, sampling or komis, when a player appears twice, or when `out` is
+/// one of them.
 pub fn combine(dirs: &[PathBuf], out: &Path) -> Result<String, EvalError> {
     if dirs.len() < 2 {
         return Err(EvalError::Config(format!(
             "combine takes at least two study folders (got {})",
             dirs.len()
+        )));
+    }
+    // Written into one of its own inputs, the combined study would replace that player's own.
+    let same = |dir: &PathBuf| match (dir.canonicalize(), out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(dir) = dirs.iter().find(|d| same(d)) {
+        return Err(EvalError::Config(format!(
+            "--out {} is one of the studies combined ({}): its own study would be written over; name another folder",
+            out.display(),
+            dir.display()
         )));
     }
     let read: Vec<Read> = dirs.iter().map(|d| read(d)).collect::<Result<_, _>>()?;
