@@ -13,7 +13,7 @@ studies (20,000 by default) that call the pie effective:
 - *false*: every class's true win rate on the band's edge (0.35 or 0.65, half each), so no class
   is near even and every "effective" is wrong (the worst case for the claim);
 - *power*: one class at 0.5, the others at 0.2 or 0.8;
-once from per-class Wilson 95% intervals (the rule before 2026-11-30) and once from Wilson
+once from per-class Wilson 95% intervals (the rule until 2026-11-29) and once from Wilson
 intervals at the Bonferroni level 1 - 0.05/m (docs/studies.md, "A pie's verdict over all its
 classes"). The early stop of the study's sequential test is left out: a class on the band's edge
 is not stopped early by it, so the games it reaches are those simulated. Needs numpy; seconds.

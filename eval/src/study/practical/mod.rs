@@ -3,7 +3,7 @@
 //! reaches. The whole study lives in this room: the reference gate (`reference`), the games
 //! per opening class with sequential stopping and the swap categories (`measure`), the pooled
 //! komi logistic and its bootstrap (`komi_model`), the value head beside the games, the
-//! verdicts (here), the solver's columns (`solver`), convergence (`convergence`), and the
+//! verdicts (`verdict`), the solver's columns (`solver`), convergence (`convergence`), and the
 //! JSON, Markdown and SVG (`report`); a finished study is judged again under today's
 //! definitions from its own games (`rejudge`). `eval balance practical` runs it ([`run()`]).
 //!
@@ -23,6 +23,7 @@ pub mod reference;
 pub mod rejudge;
 pub mod report;
 pub mod solver;
+pub mod verdict;
 
 use crate::config::EvalConfig;
 use crate::error::EvalError;
@@ -42,6 +43,8 @@ use selfplay::config::RunConfig;
 use serde::{Deserialize, Serialize};
 use solver::{exact_solver, kappa, sign_kappa};
 use std::path::PathBuf;
+pub(crate) use verdict::method_verdict;
+pub use verdict::{komi_pie_verdict, pie_verdict, verdict, Verdict};
 
 /// The near-even band: a class inside it is near-even, one clear of it is swap or keep.
 pub const EVEN_BAND: (f64, f64) = (0.35, 0.65);
@@ -129,54 +132,6 @@ impl PracticalOptions {
         }
         Ok(())
     }
-}
-
-/// A verdict on a balancing method (docs/studies.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "verdict", content = "why", rename_all = "kebab-case")]
-pub enum Verdict {
-    Effective(String),
-    Ineffective(String),
-    Undetermined(String),
-    /// No verdict can be given (not a reference player, no fair komi).
-    NotApplicable(String),
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (name, why) = match self {
-            Verdict::Effective(w) => ("effective", w),
-            Verdict::Ineffective(w) => ("ineffective", w),
-            Verdict::Undetermined(w) => ("undetermined", w),
-            Verdict::NotApplicable(w) => ("n/a", w),
-        };
-        write!(f, "{name} ({why})")
-    }
-}
-
-/// A method's verdict from labelled 95% intervals: effective if one lies inside the
-/// near-even band (the most even of them is named), ineffective if all were measured and all
-/// lie outside the wider one.
-pub fn verdict(intervals: &[(String, Estimate)], complete: bool) -> Verdict {
-    let inside = |e: &Estimate| e.lo >= EVEN_BAND.0 && e.hi <= EVEN_BAND.1;
-    let outside = |e: &Estimate| e.hi < INEFFECTIVE_BAND.0 || e.lo > INEFFECTIVE_BAND.1;
-    let off_even = |e: &Estimate| (e.estimate - 0.5).abs();
-    if let Some((name, e)) = intervals
-        .iter()
-        .filter(|(_, e)| inside(e))
-        .min_by(|a, b| off_even(&a.1).total_cmp(&off_even(&b.1)))
-    {
-        return Verdict::Effective(format!("{name}: {} inside [0.35, 0.65]", e.show()));
-    }
-    if complete && !intervals.is_empty() && intervals.iter().all(|(_, e)| outside(e)) {
-        return Verdict::Ineffective(format!("all {} outside [0.4, 0.6]", intervals.len()));
-    }
-    let why = if complete {
-        "no interval inside [0.35, 0.65], some reach into [0.4, 0.6]".to_string()
-    } else {
-        "no interval inside [0.35, 0.65], and not every class was measured".to_string()
-    };
-    Verdict::Undetermined(why)
 }
 
 /// The komi pie's figures of one player.
@@ -372,65 +327,6 @@ pub(crate) fn komi_study(all: &[ClassGames], komis: &[u32], seed: u64) -> KomiSt
     }
 }
 
-/// The method's verdict from a reference player's figures.
-pub(crate) fn method_verdict(
-    all: &[ClassGames],
-    in_all: usize,
-    komi: Option<&KomiStudy>,
-) -> Verdict {
-    let Some(komi) = komi else {
-        let intervals: Vec<(String, Estimate)> = all
-            .iter()
-            .map(|c| (c.opening.clone(), c.win_rate))
-            .collect();
-        return verdict(&intervals, all.len() == in_all);
-    };
-    let Some(model) = &komi.model else {
-        return Verdict::NotApplicable("the komi model could not be fitted".into());
-    };
-    if model.fit.slope >= 0.0 {
-        return Verdict::NotApplicable("komi does not move these games".into());
-    }
-    // Every komi of the range read from the model, studied or between two studied komis.
-    let complete = KOMI_PIE_RANGE
-        .clone()
-        .all(|k| model.best.iter().any(|(read, _)| *read == k));
-    komi_pie_verdict(&model.best, complete)
-}
-
-/// The komi pie's verdict from Black's best at each komi (docs/studies.md, "The komi pie
-/// needs an edge"): komi can only balance an edge Black has without it, so Black's best at
-/// komi 0 must lie above the near-even band before a near-even komi counts as the pie at work.
-/// A player whose games are near even at komi 0 already would call the pie effective whatever
-/// komi does, as a player too weak to use the first move would.
-pub fn komi_pie_verdict(best: &[(u32, Estimate)], complete: bool) -> Verdict {
-    let Some((_, edge)) = best.iter().find(|(k, _)| *k == 0) else {
-        return Verdict::Undetermined(
-            "komi 0 was not studied, so Black's edge without komi is unknown".into(),
-        );
-    };
-    if edge.hi <= EVEN_BAND.1 {
-        return Verdict::NotApplicable(format!(
-            "no edge for komi to balance: Black's best at komi 0 is {}, not above {}",
-            edge.show(),
-            EVEN_BAND.1
-        ));
-    }
-    let intervals: Vec<(String, Estimate)> = best
-        .iter()
-        .filter(|(k, _)| KOMI_PIE_RANGE.contains(k))
-        .map(|(k, e)| (format!("komi {k}"), *e))
-        .collect();
-    match verdict(&intervals, complete) {
-        Verdict::Effective(why) if edge.lo <= EVEN_BAND.1 => Verdict::Undetermined(format!(
-            "{why}, but Black's edge at komi 0, {}, is not clear of {}",
-            edge.show(),
-            EVEN_BAND.1
-        )),
-        other => other,
-    }
-}
-
 /// What the study is given: its run config, read and parsed once by the caller, and its
 /// players, anchors and budgets (each field is the `eval balance practical` option of the same
 /// name).
@@ -537,117 +433,5 @@ pub(crate) mod tests {
 
     pub(crate) fn interval(estimate: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { estimate, lo, hi }
-    }
-
-    #[test]
-    fn a_verdict_follows_the_bands_and_needs_every_class_to_be_ineffective() {
-        let named = |es: &[Estimate]| -> Vec<(String, Estimate)> {
-            es.iter()
-                .enumerate()
-                .map(|(i, e)| (format!("c{i}"), *e))
-                .collect()
-        };
-        let near = interval(0.5, 0.38, 0.62);
-        let won = interval(0.95, 0.85, 0.99);
-        let lost = interval(0.05, 0.01, 0.15);
-        let straddles = interval(0.6, 0.45, 0.72);
-        assert!(matches!(
-            verdict(&named(&[won, near]), false),
-            Verdict::Effective(_)
-        ));
-        assert!(matches!(
-            verdict(&named(&[won, lost]), true),
-            Verdict::Ineffective(_)
-        ));
-        assert!(matches!(
-            verdict(&named(&[won, lost]), false),
-            Verdict::Undetermined(_)
-        ));
-        assert!(matches!(
-            verdict(&named(&[won, straddles]), true),
-            Verdict::Undetermined(_)
-        ));
-        assert!(matches!(verdict(&[], true), Verdict::Undetermined(_)));
-        // Fails if the verdict named the first class inside the band rather than the most even.
-        let inside_but_off = interval(0.6, 0.55, 0.64);
-        let Verdict::Effective(why) = verdict(&named(&[won, inside_but_off, near]), true) else {
-            panic!("two classes inside the band");
-        };
-        assert!(why.starts_with("c2:"), "{why}");
-    }
-
-    /// Fails if a komi pie were judged effective for a player whose games are near even
-    /// without komi (no edge for komi to balance), or kept effective when that edge is not
-    /// clear of the band, or if a clear edge stopped the ordinary verdict.
-    #[test]
-    fn the_komi_pie_is_judged_only_where_black_has_an_edge_at_komi_0() {
-        let curve = |b0: Estimate| -> Vec<(u32, Estimate)> {
-            let mut best = vec![(0, b0)];
-            best.extend((1..=12).map(|k| (k, interval(0.5, 0.45, 0.55))));
-            best
-        };
-        let clear = curve(interval(0.8, 0.75, 0.85));
-        assert!(matches!(
-            komi_pie_verdict(&clear, true),
-            Verdict::Effective(_)
-        ));
-        let none = curve(interval(0.6, 0.58, 0.64));
-        assert!(matches!(
-            komi_pie_verdict(&none, true),
-            Verdict::NotApplicable(_)
-        ));
-        let unsure = curve(interval(0.66, 0.62, 0.7));
-        assert!(matches!(
-            komi_pie_verdict(&unsure, true),
-            Verdict::Undetermined(_)
-        ));
-        let mut still_won = curve(interval(0.9, 0.85, 0.95));
-        still_won[1..]
-            .iter_mut()
-            .for_each(|(_, e)| *e = interval(0.8, 0.7, 0.9));
-        assert!(matches!(
-            komi_pie_verdict(&still_won, true),
-            Verdict::Ineffective(_)
-        ));
-        assert!(matches!(
-            komi_pie_verdict(&clear[1..], true),
-            Verdict::Undetermined(_)
-        ));
-    }
-
-    /// Fails if a sparse grid's verdict counted only the komis studied (it could then never be
-    /// ineffective), or if a model read only at some komis of 1..=12 (an older study's JSON)
-    /// were judged as though it had read them all.
-    #[test]
-    fn the_komi_pie_is_complete_when_the_model_reads_every_komi_of_the_range() {
-        let study = |read: &[u32]| KomiStudy {
-            komis: vec![0, 3, 6, 9, 12],
-            model: Some(KomiFigures {
-                fit: komi_model::PooledLogistic {
-                    intercepts: vec![1.5],
-                    slope: -0.05,
-                    centre: 6.0,
-                },
-                fair_komi: None,
-                fair_komi_band: None,
-                best: read
-                    .iter()
-                    .map(|&k| (k, interval(0.85, 0.8, 0.9)))
-                    .collect(),
-                flat_refits: 0,
-            }),
-            value_head_fair_komi: None,
-            single_class_max: Vec::new(),
-            bootstrap_seed: 1,
-        };
-        let every: Vec<u32> = (0..=12).collect();
-        assert!(matches!(
-            method_verdict(&[], 16, Some(&study(&every))),
-            Verdict::Ineffective(_)
-        ));
-        assert!(matches!(
-            method_verdict(&[], 16, Some(&study(&[0, 3, 6, 9, 12]))),
-            Verdict::Undetermined(_)
-        ));
     }
 }
