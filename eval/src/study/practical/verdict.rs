@@ -42,12 +42,10 @@ pub fn verdict(
     each: &[(String, Estimate)],
     complete: bool,
 ) -> Verdict {
-    let inside = |e: &Estimate| e.lo >= EVEN_BAND.0 && e.hi <= EVEN_BAND.1;
     let outside = |e: &Estimate| e.hi < INEFFECTIVE_BAND.0 || e.lo > INEFFECTIVE_BAND.1;
-    let off_even = |e: &Estimate| (e.estimate - 0.5).abs();
     if let Some((name, e)) = near_even
         .iter()
-        .filter(|(_, e)| inside(e))
+        .filter(|(_, e)| inside_the_band(e))
         .min_by(|a, b| off_even(&a.1).total_cmp(&off_even(&b.1)))
     {
         return Verdict::Effective(format!("{name}: {} inside [0.35, 0.65]", e.show()));
@@ -61,6 +59,16 @@ pub fn verdict(
         "no interval inside [0.35, 0.65], and not every class was measured".to_string()
     };
     Verdict::Undetermined(why)
+}
+
+/// An interval inside the near-even band.
+fn inside_the_band(e: &Estimate) -> bool {
+    e.lo >= EVEN_BAND.0 && e.hi <= EVEN_BAND.1
+}
+
+/// How far an estimate is from even (an effective verdict names the nearest).
+fn off_even(e: &Estimate) -> f64 {
+    (e.estimate - 0.5).abs()
 }
 
 /// A pie's verdict over all its classes (docs/studies.md, "A pie's verdict over all its
@@ -105,18 +113,13 @@ fn rate_at(outcomes: &[f64], z: f64) -> Estimate {
 /// its measured rate that would put its simultaneous interval (at `z`) inside too; `None` if no
 /// class's own interval is inside.
 fn nearest_alone(classes: &[ClassGames], z: f64) -> Option<String> {
-    let inside = |e: &Estimate| e.lo >= EVEN_BAND.0 && e.hi <= EVEN_BAND.1;
     let c = classes
         .iter()
-        .filter(|c| inside(&c.win_rate))
-        .min_by(|a, b| {
-            (a.win_rate.estimate - 0.5)
-                .abs()
-                .total_cmp(&(b.win_rate.estimate - 0.5).abs())
-        })?;
+        .filter(|c| inside_the_band(&c.win_rate))
+        .min_by(|a, b| off_even(&a.win_rate).total_cmp(&off_even(&b.win_rate)))?;
     let p = c.win_rate.estimate;
     let needed = (1..=MAX_GAMES_HINT)
-        .find(|&n| Estimate::score_at(p * n as f64, n, z).is_some_and(|e| inside(&e)));
+        .find(|&n| Estimate::score_at(p * n as f64, n, z).is_some_and(|e| inside_the_band(&e)));
     let have = c.outcomes.len();
     Some(match needed {
         Some(n) => format!(
