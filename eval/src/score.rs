@@ -1,6 +1,7 @@
 //! Figures with their 95% intervals: a Wilson score interval ([`Estimate`]), and a score
-//! measured by play over distinct games ([`Score`]); and Cohen's κ ([`cohen_kappa`]), the
-//! agreement of two ratings beyond chance.
+//! measured by play over distinct games ([`Score`]); Cohen's κ ([`cohen_kappa`]), the
+//! agreement of two ratings beyond chance; and the normal quantile ([`normal_quantile`]) for
+//! Wilson intervals of other levels (a family's simultaneous ones, [`Estimate::score_at`]).
 
 use serde::{Deserialize, Serialize};
 
