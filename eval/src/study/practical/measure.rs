@@ -8,7 +8,7 @@ use crate::elo::Wdl;
 use crate::error::EvalError;
 use crate::matches::{play_games, MatchOptions};
 use crate::players::{Brain, Contestant};
-use crate::score::Estimate;
+use crate::score::{Estimate, Z95};
 use crate::sprt::Decision;
 use crate::study::openings::{classes, distinct, has_swap, played, turn_name, value_after, Played};
 use engine::{Action, AnyGame, Cell, Game, GameConfig, Player};
@@ -82,9 +82,15 @@ impl ClassGames {
     }
 }
 
-/// A win rate over distinct outcomes with its Wilson interval, whatever their number.
+/// A win rate over distinct outcomes with its Wilson 95% interval, whatever their number.
 fn win_rate(outcomes: &[f64]) -> Estimate {
-    Estimate::score(outcomes.iter().sum(), outcomes.len() as u64).unwrap_or(Estimate {
+    win_rate_at(outcomes, Z95)
+}
+
+/// [`win_rate`] with the Wilson interval at `z` (a family's simultaneous intervals); no
+/// outcomes: anything, 0.5 [0, 1].
+pub(super) fn win_rate_at(outcomes: &[f64], z: f64) -> Estimate {
+    Estimate::score_at(outcomes.iter().sum(), outcomes.len() as u64, z).unwrap_or(Estimate {
         estimate: 0.5,
         lo: 0.0,
         hi: 1.0,

@@ -3,7 +3,7 @@
 //! class is near even; the komi pie's from Black's best at each komi, once Black has an edge
 //! without komi. The margins are [`EVEN_BAND`] and [`INEFFECTIVE_BAND`].
 
-use super::measure::ClassGames;
+use super::measure::{win_rate_at, ClassGames};
 use super::{KomiStudy, EVEN_BAND, INEFFECTIVE_BAND, KOMI_PIE_RANGE};
 use crate::score::{normal_quantile, Estimate};
 use serde::{Deserialize, Serialize};
@@ -83,7 +83,7 @@ pub fn pie_verdict(classes: &[ClassGames], complete: bool) -> Verdict {
     let z = normal_quantile(1.0 - 0.025 / family as f64);
     let together: Vec<(String, Estimate)> = classes
         .iter()
-        .map(|c| (c.opening.clone(), rate_at(&c.outcomes, z)))
+        .map(|c| (c.opening.clone(), win_rate_at(&c.outcomes, z)))
         .collect();
     let each: Vec<(String, Estimate)> = classes
         .iter()
@@ -98,15 +98,6 @@ pub fn pie_verdict(classes: &[ClassGames], complete: bool) -> Verdict {
         }),
         other => other,
     }
-}
-
-/// A win rate over distinct outcomes with its Wilson interval at `z` (no games: anything).
-fn rate_at(outcomes: &[f64], z: f64) -> Estimate {
-    Estimate::score_at(outcomes.iter().sum(), outcomes.len() as u64, z).unwrap_or(Estimate {
-        estimate: 0.5,
-        lo: 0.0,
-        hi: 1.0,
-    })
 }
 
 /// The most even class whose own 95% interval is inside the band, and the distinct games at
@@ -320,7 +311,7 @@ mod tests {
     /// A class with `wins` of `games` distinct games, its own interval as the study gives it.
     fn class(name: &str, wins: usize, games: usize) -> ClassGames {
         let outcomes: Vec<f64> = (0..games).map(|i| f64::from(u8::from(i < wins))).collect();
-        let win_rate = rate_at(&outcomes, crate::score::Z95);
+        let win_rate = win_rate_at(&outcomes, crate::score::Z95);
         ClassGames {
             opening: name.into(),
             turns: 1,
