@@ -1,6 +1,7 @@
 //! Whether the study's figure converged over its players (docs/studies.md): the fair komi
-//! under the komi pie, a pie's most balanced class otherwise, over at least three reference
-//! players, vetoed where a player decided a class against the solver.
+//! under the komi pie, otherwise a pie's class nearest one half over all the players' games,
+//! over at least three reference players, vetoed where a player decided a class against the
+//! solver.
 
 use super::{PlayerStudy, KOMI_TOLERANCE, WIN_RATE_TOLERANCE};
 use crate::score::Estimate;
@@ -68,8 +69,9 @@ pub fn convergence(
     }
 }
 
-/// The convergence of the study's figure over its players: the fair komi, or a pie's most
-/// balanced class; the solver vetoes where a player won or lost a class against it.
+/// The convergence of the study's figure over its players: the fair komi, or a pie's class
+/// nearest one half over all the players' games ([`pooled_most_balanced`]), read for each
+/// player; the solver vetoes where a player won or lost a class against it.
 pub(crate) fn converged(studies: &[PlayerStudy], komi_pie: bool) -> Convergence {
     let veto: Vec<String> = studies
         .iter()
@@ -82,30 +84,125 @@ pub(crate) fn converged(studies: &[PlayerStudy], komi_pie: bool) -> Convergence 
             )
         })
         .collect();
-    let figures: Vec<(bool, Option<Estimate>)> = studies
+    let veto = (!veto.is_empty()).then(|| veto.join("; "));
+    if komi_pie {
+        let figures: Vec<_> = studies
+            .iter()
+            .map(|s| (s.reference.is_reference(), s.fair_komi_by_band()))
+            .collect();
+        return convergence(&figures, KOMI_TOLERANCE, veto.as_deref());
+    }
+    let Some(class) = pooled_most_balanced(studies) else {
+        return Convergence::NotApplicable("no class has games".into());
+    };
+    let figures: Vec<_> = studies
         .iter()
         .map(|s| {
-            let figure = if komi_pie {
-                s.fair_komi_by_band()
-            } else {
-                s.most_balanced()
-            };
-            (s.reference.is_reference(), figure)
+            let rate = s.classes.iter().find(|c| c.opening == class);
+            (s.reference.is_reference(), rate.map(|c| c.win_rate))
         })
         .collect();
-    let tolerance = if komi_pie {
-        KOMI_TOLERANCE
-    } else {
-        WIN_RATE_TOLERANCE
-    };
-    let veto = (!veto.is_empty()).then(|| veto.join("; "));
-    convergence(&figures, tolerance, veto.as_deref())
+    match convergence(&figures, WIN_RATE_TOLERANCE, veto.as_deref()) {
+        Convergence::Yes(why) => Convergence::Yes(format!("class {class}: {why}")),
+        Convergence::No(why) => Convergence::No(format!("class {class}: {why}")),
+        Convergence::NotApplicable(why) => {
+            Convergence::NotApplicable(format!("class {class}: {why}"))
+        }
+    }
+}
+
+/// The class whose win rate over every player's distinct games pooled is nearest one half
+/// (docs/studies.md, "A pie's figure is one class for every player"): one class for all, so
+/// that players cannot agree on different classes each chosen near one half from its own games.
+/// Ties go to the first class in the order of the classes' names.
+fn pooled_most_balanced(studies: &[PlayerStudy]) -> Option<&str> {
+    let mut pooled: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
+    for c in studies.iter().flat_map(|s| &s.classes) {
+        let (sum, n) = pooled.entry(c.opening.as_str()).or_default();
+        *sum += c.outcomes.iter().sum::<f64>();
+        *n += c.outcomes.len();
+    }
+    pooled
+        .into_iter()
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|(class, (sum, n))| (class, (sum / n as f64 - 0.5).abs()))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(class, _)| class)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::practical::tests::interval;
+    use crate::study::practical::tests::{class, interval};
+    use crate::study::practical::{measure::ClassGames, reference::Reference, Verdict};
+
+    /// A reference player's pie study of `classes`.
+    fn player(name: &str, classes: Vec<ClassGames>) -> PlayerStudy {
+        PlayerStudy {
+            game: "lifeline side 4 weak pie".into(),
+            reference: Reference {
+                player: name.into(),
+                weights_checksum: None,
+                step: None,
+                samples: None,
+                visits: Some(64),
+                anchors: Vec::new(),
+                not_reference: None,
+            },
+            classes_in_all: classes.len(),
+            classes,
+            komi: None,
+            verdict: Verdict::NotApplicable("not judged here".into()),
+            cells_right: None,
+            kappa: None,
+            sign_kappa: None,
+            against_the_solver: Vec::new(),
+            sampling: String::new(),
+        }
+    }
+
+    /// Three players, each with a different class at one half and the others far from it:
+    /// read class by class they disagree (a1 at 0.5, 0.9, 0.5; b1 at 0.9, 0.5, 0.1). Fails if
+    /// each player's figure were its own class nearest one half (then all three read 0.5 and
+    /// converge), or if the class were not the one nearest one half over the pooled games (b1,
+    /// 1.5 of 3 on average, where a1 pools to 0.63).
+    #[test]
+    fn a_pie_converges_on_one_class_for_every_player() {
+        let n = 2000;
+        let at = |name: &str, rate: f64| class(name, (rate * n as f64) as usize, n);
+        let studies = [
+            player("R", vec![at("a1", 0.5), at("b1", 0.9)]),
+            player("R-x2", vec![at("a1", 0.9), at("b1", 0.5)]),
+            player("R-seed2", vec![at("a1", 0.5), at("b1", 0.1)]),
+        ];
+        assert_eq!(pooled_most_balanced(&studies), Some("b1"));
+        let read = converged(&studies, false);
+        assert!(
+            matches!(&read, Convergence::No(why) if why.starts_with("class b1")),
+            "{read}"
+        );
+        // The same class near one half for all three converges, and the line names it.
+        let agree = [
+            player("R", vec![at("a1", 0.5), at("b1", 0.9)]),
+            player("R-x2", vec![at("a1", 0.51), at("b1", 0.5)]),
+            player("R-seed2", vec![at("a1", 0.49), at("b1", 0.1)]),
+        ];
+        let read = converged(&agree, false);
+        assert!(
+            matches!(&read, Convergence::Yes(why) if why.starts_with("class a1")),
+            "{read}"
+        );
+        // A player without games of the chosen class has no figure.
+        let missing = [
+            agree[0].clone(),
+            agree[1].clone(),
+            player("R-seed2", vec![at("b1", 0.5)]),
+        ];
+        assert!(matches!(
+            converged(&missing, false),
+            Convergence::NotApplicable(_)
+        ));
+    }
 
     /// Fails if one player, a non-reference player or a vetoed figure could converge.
     #[test]

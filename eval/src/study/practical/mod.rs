@@ -183,15 +183,6 @@ pub struct PlayerStudy {
 }
 
 impl PlayerStudy {
-    /// The figure a pie's convergence is read from: the win rate of the class closest to even.
-    pub fn most_balanced(&self) -> Option<Estimate> {
-        self.classes.iter().map(|c| c.win_rate).min_by(|a, b| {
-            (a.estimate - 0.5)
-                .abs()
-                .total_cmp(&(b.estimate - 0.5).abs())
-        })
-    }
-
     /// The figure a komi pie's convergence is read from: the fair komi with the band's interval
     /// (the percentile one leans up where classes tie; docs/studies.md).
     pub fn fair_komi_by_band(&self) -> Option<Estimate> {
@@ -433,5 +424,25 @@ pub(crate) mod tests {
 
     pub(crate) fn interval(estimate: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { estimate, lo, hi }
+    }
+
+    /// A class of a pie with `wins` of `games` distinct games, its own interval and category as
+    /// the study gives them.
+    pub(crate) fn class(name: &str, wins: usize, games: usize) -> ClassGames {
+        let outcomes: Vec<f64> = (0..games).map(|i| f64::from(u8::from(i < wins))).collect();
+        let win_rate = measure::win_rate_at(&outcomes, crate::score::Z95);
+        ClassGames {
+            opening: name.into(),
+            turns: 1,
+            komi: None,
+            games: games as u64,
+            category: measure::Category::of(&win_rate),
+            outcomes,
+            win_rate,
+            stopped_early: false,
+            search_value: 0.0,
+            value_head: None,
+            exact_win: None,
+        }
     }
 }

@@ -189,7 +189,7 @@ pub fn komi_pie_verdict(best: &[(u32, Estimate)], complete: bool) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::practical::tests::interval;
+    use crate::study::practical::tests::{class, interval};
     use crate::study::practical::{komi_model, KomiFigures};
 
     #[test]
@@ -306,25 +306,6 @@ mod tests {
             method_verdict(&[], 16, Some(&study(&[0, 3, 6, 9, 12]))),
             Verdict::Undetermined(_)
         ));
-    }
-
-    /// A class with `wins` of `games` distinct games, its own interval as the study gives it.
-    fn class(name: &str, wins: usize, games: usize) -> ClassGames {
-        let outcomes: Vec<f64> = (0..games).map(|i| f64::from(u8::from(i < wins))).collect();
-        let win_rate = win_rate_at(&outcomes, crate::score::Z95);
-        ClassGames {
-            opening: name.into(),
-            turns: 1,
-            komi: None,
-            games: games as u64,
-            category: super::super::measure::Category::of(&win_rate),
-            outcomes,
-            win_rate,
-            stopped_early: false,
-            search_value: 0.0,
-            value_head: None,
-            exact_win: None,
-        }
     }
 
     /// The false case of docs/studies.md's simulation: 61 classes (the side-4 strong pie), each
