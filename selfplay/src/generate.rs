@@ -187,7 +187,9 @@ type BySize = std::collections::BTreeMap<usize, (Vec<Sample>, Vec<GameRecord>)>;
 type Played = (RunSummary, BySize);
 
 /// Play the games on `threads` threads; finished games come back to this thread, which owns
-/// the progress bar.
+/// the progress bar. One thread plays on the calling thread itself, so that its network calls
+/// run on the rayon pool the caller is in (a piece's refill hands it every core that way,
+/// `train::piece::refill`); more threads are spawned, and theirs run on rayon's global pool.
 fn play<E, F>(
     cfg: &RunConfig,
     make: F,
@@ -205,45 +207,53 @@ where
     let t0 = Instant::now();
     let mut summary = RunSummary::default();
     let mut by_size = BySize::new();
-    let (tx, rx) = mpsc::channel::<FinishedGame>();
-    let results = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let share = games / threads + usize::from(t < games % threads);
-                let tx = tx.clone();
-                let make = &make;
-                scope.spawn(move || {
-                    let mut evaluator = Metered::new(make(t));
-                    let mut rng =
-                        rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(t as u64));
-                    let sp = SelfPlay {
-                        game: &cfg.game,
-                        search: &cfg.search,
-                        selfplay: &cfg.selfplay,
-                        stop: out.stop,
-                    };
-                    sp.run(&mut evaluator, share, &mut rng, |g| {
-                        let _ = tx.send(g);
+    let mut take = |g: FinishedGame| {
+        summary.add(&g);
+        summary.seconds = t0.elapsed().as_secs_f64();
+        bar.set_message(summary.progress_message());
+        bar.inc(1);
+        let (samples, records) = by_size.entry(g.record.config.size()).or_default();
+        samples.extend(g.samples);
+        records.push(g.record);
+    };
+    // Thread `t`'s share of the games, each finished game handed to `done`.
+    let play_share = |t: usize, done: &mut dyn FnMut(FinishedGame)| {
+        let share = games / threads + usize::from(t < games % threads);
+        let mut evaluator = Metered::new(make(t));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_add(t as u64));
+        let sp = SelfPlay {
+            game: &cfg.game,
+            search: &cfg.search,
+            selfplay: &cfg.selfplay,
+            stop: out.stop,
+        };
+        sp.run(&mut evaluator, share, &mut rng, done)
+            .map(|()| evaluator.counts)
+    };
+    let results = if threads == 1 {
+        vec![play_share(0, &mut take)]
+    } else {
+        let (tx, rx) = mpsc::channel::<FinishedGame>();
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    let tx = tx.clone();
+                    let play_share = &play_share;
+                    scope.spawn(move || {
+                        play_share(t, &mut |g| {
+                            let _ = tx.send(g);
+                        })
                     })
-                    .map(|()| evaluator.counts)
                 })
-            })
-            .collect();
-        drop(tx);
-        for g in rx {
-            summary.add(&g);
-            summary.seconds = t0.elapsed().as_secs_f64();
-            bar.set_message(summary.progress_message());
-            bar.inc(1);
-            let (samples, records) = by_size.entry(g.record.config.size()).or_default();
-            samples.extend(g.samples);
-            records.push(g.record);
-        }
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a self-play thread panicked"))
-            .collect::<Vec<_>>()
-    });
+                .collect();
+            drop(tx);
+            rx.into_iter().for_each(&mut take);
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a self-play thread panicked"))
+                .collect::<Vec<_>>()
+        })
+    };
     bar.finish_and_clear();
     for counts in results.into_iter().collect::<Result<Vec<_>, _>>()? {
         summary.evaluator.add(&counts);

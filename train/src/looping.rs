@@ -369,6 +369,18 @@ impl Looper<'_> {
                     .context("cannot start the rater's threads")
             })
             .transpose()?;
+        // A run going on from a piece makes the window it left again first, on every core: the
+        // trainer would only wait for it (crate::piece::refill).
+        let stop_role = self.session.stop();
+        let (run, games) = (&self.run, l.games);
+        crate::piece::refill(
+            run,
+            &self.cfg.run,
+            games,
+            &self.device,
+            stop_role,
+            self.progress,
+        )?;
         let worker = WorkerOptions {
             games: l.games,
             threads: Some(split.selfplay_threads),

@@ -169,3 +169,71 @@ pub(crate) fn count_samples(
     }
     counted.values().sum()
 }
+
+/// What [`refill`] made: samples and seconds, and the threads its network calls ran on.
+#[derive(Clone, Copy, Debug)]
+pub struct Refilled {
+    pub samples: usize,
+    pub seconds: f64,
+    pub threads: usize,
+}
+
+/// Self-play with the piece's network on every core until `run` holds the window its piece left
+/// (`carried.json`'s `refill`), before the concurrent loop starts its trainer: the trainer would
+/// only wait for those samples, so its core plays too (one game thread whose network calls run
+/// on a pool of all the cores, `selfplay`'s one-thread path). `None` when nothing is to refill
+/// (a run made in one piece, or a piece resumed after its refill). A stop request ends it after
+/// the batch in flight, whose finished games are written. Says on stderr what it makes and made.
+pub fn refill(
+    run: &RunDir,
+    cfg: &selfplay::config::RunConfig,
+    games_a_batch: usize,
+    device: &burn::tensor::Device,
+    stop: &run::Stop,
+    progress: bool,
+) -> Result<Option<Refilled>> {
+    let want = carried(run)?.refill;
+    let games = cfg.games();
+    let mut counted = HashMap::new();
+    let before = count_samples(run, &games, &mut counted);
+    if before >= want {
+        return Ok(None);
+    }
+    let threads = crate::machine::available_cores();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start the refill's threads")?;
+    let options = selfplay::roles::WorkerOptions {
+        games: games_a_batch,
+        threads: Some(1),
+        device: device.clone(),
+    };
+    let mut worker = selfplay::roles::Worker::new(cfg.clone(), &options)?;
+    worker.stop = stop.clone();
+    eprintln!(
+        "refilling the replay window: {} of {want} samples to make, on {threads} threads",
+        want - before
+    );
+    let bar = run::progress::bar(want as u64, "samples of the window refilled", progress);
+    bar.set_position(before as u64);
+    let t0 = std::time::Instant::now();
+    pool.install(|| {
+        worker.play_batches(run, |_| {
+            let here = count_samples(run, &games, &mut counted);
+            bar.set_position(here.min(want) as u64);
+            here < want
+        })
+    })?;
+    bar.finish_and_clear();
+    let refilled = Refilled {
+        samples: count_samples(run, &games, &mut counted) - before,
+        seconds: t0.elapsed().as_secs_f64(),
+        threads,
+    };
+    eprintln!(
+        "refilled the replay window: {} samples in {:.0} s on {threads} threads",
+        refilled.samples, refilled.seconds
+    );
+    Ok(Some(refilled))
+}

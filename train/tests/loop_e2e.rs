@@ -830,11 +830,13 @@ fn a_concurrent_loop_plays_and_trains_at_once_and_resumes() {
 
 /// A run in pieces: `train piece` saves what the run needs to go on (its newest checkpoint with
 /// the optimizer state, its rounds, its sample counts) and `train loop --from` goes on from it
-/// in a new directory that holds none of its shards. The trainer refills the replay window
-/// before its next step and numbers the rounds on; the same command then resumes the piece as
-/// it is. Fails if the new piece trained before its self-play had made the window it left
-/// again, lost the step or the rounds, forgot the samples of the first piece, or started over
-/// from the saved state on the second call.
+/// in a new directory that holds none of its shards. The loop refills the replay window on
+/// every core before the trainer's next step and numbers the rounds on; the same command then
+/// resumes the piece as it is. Fails if the new piece trained before its self-play had made the
+/// window it left again (the shards written before its first checkpoint hold less), left the
+/// refill to self-play the trainer waits for (no refill line), lost the step or the rounds,
+/// forgot the samples of the first piece, or started over from the saved state on the second
+/// call.
 #[test]
 fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
     let dir = temp("piece");
@@ -888,22 +890,36 @@ fn a_run_goes_on_from_a_saved_piece_in_a_new_directory() {
         (carried.samples, carried.refill),
         (state.samples - state.window, state.window)
     );
-    let here = shard_samples(&rundir);
-    assert!(
-        here >= state.window,
-        "trained after {here} of {} samples",
-        state.window
-    );
-    let steps: Vec<u64> = std::fs::read_to_string(second.join("iterations.jsonl"))
+    let rounds: Vec<serde_json::Value> = std::fs::read_to_string(second.join("iterations.jsonl"))
         .unwrap()
         .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["step"]
-                .as_u64()
-                .unwrap()
-        })
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    let steps: Vec<u64> = rounds.iter().map(|r| r["step"].as_u64().unwrap()).collect();
     assert_eq!(steps, [4, 8, 12]);
+    // The shards written before the new piece's first checkpoint (step 12) hold at least the
+    // window it left: fewer means the trainer stepped before the window was made again.
+    let first = std::fs::metadata(rundir.checkpoint(12).join("weights.bpk"))
+        .and_then(|m| m.modified())
+        .unwrap();
+    let before_first: usize = rundir
+        .shards()
+        .iter()
+        .filter(|s| std::fs::metadata(s).and_then(|m| m.modified()).unwrap() <= first)
+        .map(|s| selfplay::shard::read_shard_meta(s).unwrap().samples)
+        .sum();
+    assert!(
+        before_first >= state.window,
+        "trained after {before_first} of the {} samples of its window",
+        state.window
+    );
+    // The refill ran as its own phase before the trainer (on every core), not as self-play the
+    // trainer waited for.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("refilled the replay window"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Again, with a higher limit: the piece has checkpoints now, so it resumes as it is.
     let said = loop_from(&config, &second, &saved, &["--iterations", "4"]);
     assert!(said.status.success());
