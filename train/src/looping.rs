@@ -260,10 +260,16 @@ pub fn run_loop(
     mut report: impl FnMut(&IterationSummary) + Send,
 ) -> Result<Vec<IterationSummary>> {
     let mut looper = Looper::open(session, cfg, progress)?;
+    // A run going on from a piece makes the window it left again first, on every core: the
+    // trainer must not step before it, and would only wait (crate::piece::refill). Its time is
+    // the run's loop time, as the self-play the trainer waited for was.
+    let (run, games, device) = (&looper.run, cfg.looping.games, &looper.device);
+    let refilled = crate::piece::refill(run, &cfg.run, games, device, session.stop(), progress)?;
     let t_start = Instant::now();
     let earlier_seconds = read_iterations(&looper.run)?
         .last()
-        .map_or(0.0, |r| r.loop_seconds);
+        .map_or(0.0, |r| r.loop_seconds)
+        + refilled.map_or(0.0, |r| r.seconds);
     if looper.cfg.looping.concurrent {
         return looper.run_concurrent(earlier_seconds, report);
     }
@@ -369,18 +375,6 @@ impl Looper<'_> {
                     .context("cannot start the rater's threads")
             })
             .transpose()?;
-        // A run going on from a piece makes the window it left again first, on every core: the
-        // trainer would only wait for it (crate::piece::refill).
-        let stop_role = self.session.stop();
-        let (run, games) = (&self.run, l.games);
-        crate::piece::refill(
-            run,
-            &self.cfg.run,
-            games,
-            &self.device,
-            stop_role,
-            self.progress,
-        )?;
         let worker = WorkerOptions {
             games: l.games,
             threads: Some(split.selfplay_threads),

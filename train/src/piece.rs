@@ -179,8 +179,8 @@ pub struct Refilled {
 }
 
 /// Self-play with the piece's network on every core until `run` holds the window its piece left
-/// (`carried.json`'s `refill`), before the concurrent loop starts its trainer: the trainer would
-/// only wait for those samples, so its core plays too (one game thread whose network calls run
+/// (`carried.json`'s `refill`), before the loop's first round (concurrent or phased): the trainer
+/// must not step before it and would only wait for those samples, so its core plays too (one game thread whose network calls run
 /// on a pool of all the cores, `selfplay`'s one-thread path). `None` when nothing is to refill
 /// (a run made in one piece, or a piece resumed after its refill). A stop request ends it after
 /// the batch in flight, whose finished games are written. Says on stderr what it makes and made.
@@ -193,6 +193,9 @@ pub fn refill(
     progress: bool,
 ) -> Result<Option<Refilled>> {
     let want = carried(run)?.refill;
+    if want == 0 {
+        return Ok(None);
+    }
     let games = cfg.games();
     let mut counted = HashMap::new();
     let before = count_samples(run, &games, &mut counted);
