@@ -161,6 +161,11 @@ pub struct PracticalArgs {
     /// At most this many classes, closest to even by search value first (0: all).
     #[arg(long, default_value_t = 0)]
     max_classes: usize,
+    /// Only these classes, named by their representative turn as the study's tables print
+    /// them (`b2`, `a1+c2`); a class chosen from an earlier study is measured afresh with
+    /// another `--seed`.
+    #[arg(long, value_delimiter = ',')]
+    classes: Vec<String>,
     /// Komi values of a komi-pie study: a range `0..=12` or a list `0,2,4`.
     #[arg(long, default_value = "0..=12")]
     komi: String,
@@ -226,6 +231,7 @@ impl PracticalArgs {
             sample_plies: self.sample_plies,
             sample_margin: self.sample_margin,
             max_classes: self.max_classes,
+            classes: self.classes,
             komis,
             exact_sides: self.exact_sides,
             exact_seconds: self.exact_seconds,

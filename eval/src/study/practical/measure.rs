@@ -221,8 +221,9 @@ fn measure(
     })
 }
 
-/// Every class of Black's first turn in `game` (at most `opts.max_classes`, closest to even
-/// by search value first), measured.
+/// Every class of Black's first turn in `game`, or those `opts.classes` names (at most
+/// `opts.max_classes`, closest to even by search value first), measured. Each class keeps its
+/// seed whichever are measured.
 pub fn measure_classes(
     game: &GameConfig,
     player: &Contestant,
@@ -234,14 +235,14 @@ pub fn measure_classes(
         .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
     let all = classes(&start);
     let mut order: Vec<(usize, f64)> = Vec::with_capacity(all.len());
-    for (k, (key, _)) in all.iter().enumerate() {
-        order.push((k, value_after(&start, key, player, opts.seed)?));
+    for k in named_classes(game, &start, &all, &opts.classes)? {
+        order.push((k, value_after(&start, &all[k].0, player, opts.seed)?));
     }
     order.sort_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
     let take = if opts.max_classes == 0 {
-        all.len()
+        order.len()
     } else {
-        opts.max_classes.min(all.len())
+        opts.max_classes.min(order.len())
     };
     let mut out = Vec::with_capacity(take);
     for &(k, value) in &order[..take] {
@@ -260,10 +261,62 @@ pub fn measure_classes(
     Ok((out, all.len()))
 }
 
+/// The indices in `all` of the classes `names` names by their representative turn (as the
+/// study's tables print them), or every index when `names` is empty; an error names a class
+/// that is not one of `game`'s, with the classes there are.
+fn named_classes(
+    game: &GameConfig,
+    start: &AnyGame,
+    all: &[(Vec<Cell>, usize)],
+    names: &[String],
+) -> Result<Vec<usize>, EvalError> {
+    if names.is_empty() {
+        return Ok((0..all.len()).collect());
+    }
+    let turns: Vec<String> = all
+        .iter()
+        .map(|(key, _)| turn_name(start.board(), key))
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            turns.iter().position(|t| t == name).ok_or_else(|| {
+                EvalError::Config(format!(
+                    "--classes: {name} is not a class of {}'s first turn (its classes: {})",
+                    game.label(),
+                    turns.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::study::practical::tests::interval;
+
+    /// `--classes` picks classes by the names the tables print, keeps their indices (so their
+    /// seeds), and refuses a name that is not a class. Fails if a name matched the wrong class,
+    /// an empty list measured fewer than all, or an unknown name were skipped silently.
+    #[test]
+    fn classes_are_picked_by_their_printed_names() {
+        let game: GameConfig =
+            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
+                .unwrap();
+        let start = game.start().unwrap();
+        let all = classes(&start);
+        let name = |k: usize| turn_name(start.board(), &all[k].0);
+        let every = named_classes(&game, &start, &all, &[]).unwrap();
+        assert_eq!(every, (0..all.len()).collect::<Vec<_>>());
+        let last = name(all.len() - 1);
+        let first = name(0);
+        let picked = named_classes(&game, &start, &all, &[last.clone(), first]).unwrap();
+        assert_eq!(picked, [all.len() - 1, 0]);
+        let err = named_classes(&game, &start, &all, &["z9".into()]).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("z9") && text.contains(&last), "{text}");
+    }
 
     /// `games` counts distinct games: a player that repeats its line plays on to `max_games`,
     /// and no further. Fails if the loop stopped at `games` played (4 here), or ran past the

@@ -84,6 +84,11 @@ pub struct PracticalOptions {
     /// At most this many classes are measured, those closest to even by search value first
     /// (0: every class). A method with unmeasured classes cannot be called ineffective.
     pub max_classes: usize,
+    /// Only these classes, named by their representative turn (`b2`, `a1+c2`); empty: every
+    /// class. A class chosen from an earlier study's games is measured afresh on new ones
+    /// (another `seed`), free of the choice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<String>,
     pub anchor_games: usize,
     pub games_in_flight: usize,
     pub seed: u64,
@@ -102,6 +107,7 @@ impl Default for PracticalOptions {
             sample_plies: 6,
             sample_margin: 0.1,
             max_classes: 0,
+            classes: Vec::new(),
             anchor_games: 20,
             games_in_flight: 16,
             seed: 1,
@@ -339,6 +345,8 @@ pub struct PracticalSetup {
     pub sample_plies: u32,
     pub sample_margin: f32,
     pub max_classes: usize,
+    /// Only these classes (empty: every class).
+    pub classes: Vec<String>,
     /// The komi values of a komi-pie study.
     pub komis: Vec<u32>,
     /// Lifeline sides solved exactly, each within `exact_seconds`.
@@ -385,6 +393,7 @@ pub fn run(setup: &PracticalSetup) -> Result<String, EvalError> {
         sample_plies: setup.sample_plies,
         sample_margin: setup.sample_margin,
         max_classes: setup.max_classes,
+        classes: setup.classes.clone(),
         anchor_games: setup.anchor_games,
         games_in_flight: setup
             .games_in_flight
