@@ -264,7 +264,7 @@ pub fn measure_classes(
 /// The indices in `all` of the classes `names` names by their representative turn (as the
 /// study's tables print them), or every index when `names` is empty; an error names a class
 /// that is not one of `game`'s, with the classes there are.
-fn named_classes(
+pub(crate) fn named_classes(
     game: &GameConfig,
     start: &AnyGame,
     all: &[(Vec<Cell>, usize)],

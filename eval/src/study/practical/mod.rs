@@ -374,6 +374,13 @@ pub fn run(setup: &PracticalSetup) -> Result<String, EvalError> {
             .iter()
             .try_for_each(|&k| with_komi(game, k).map(|_| ()))?;
     }
+    if !setup.classes.is_empty() {
+        // A misspelt class is refused now, not after the players' anchor games.
+        let start = game
+            .start()
+            .map_err(|e| EvalError::Config(format!("{}: {e}", game.label())))?;
+        measure::named_classes(game, &start, &classes(&start), &setup.classes)?;
+    }
     let search = &setup.config.search;
     let load = |spec: &str| Contestant::load(spec, game, search, search.visits, &setup.device);
     let players = setup
