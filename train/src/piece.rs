@@ -179,11 +179,12 @@ pub struct Refilled {
 }
 
 /// Self-play with the piece's network on every core until `run` holds the window its piece left
-/// (`carried.json`'s `refill`), before the loop's first round (concurrent or phased): the trainer
-/// must not step before it and would only wait for those samples, so its core plays too (one game thread whose network calls run
-/// on a pool of all the cores, `selfplay`'s one-thread path). `None` when nothing is to refill
-/// (a run made in one piece, or a piece resumed after its refill). A stop request ends it after
-/// the batch in flight, whose finished games are written. Says on stderr what it makes and made.
+/// (`carried.json`'s `refill`), before the loop's first round (concurrent or phased): the
+/// trainer must not step before it and would only wait for those samples, so its core plays
+/// too (one game thread whose network calls run on a pool of all the cores, `selfplay`'s
+/// one-thread path). `None` when nothing is to refill (a run made in one piece, or a piece
+/// resumed after its refill). A stop request ends it after the batch in flight, whose finished
+/// games are written. Says on stderr what it makes and made.
 pub fn refill(
     run: &RunDir,
     cfg: &selfplay::config::RunConfig,
