@@ -170,12 +170,11 @@ pub(crate) fn count_samples(
     counted.values().sum()
 }
 
-/// What [`refill`] made: samples and seconds, and the threads its network calls ran on.
+/// What [`refill`] made: samples and seconds.
 #[derive(Clone, Copy, Debug)]
 pub struct Refilled {
     pub samples: usize,
     pub seconds: f64,
-    pub threads: usize,
 }
 
 /// Self-play with the piece's network on every core until `run` holds the window its piece left
@@ -233,7 +232,6 @@ pub fn refill(
     let refilled = Refilled {
         samples: count_samples(run, &games, &mut counted) - before,
         seconds: t0.elapsed().as_secs_f64(),
-        threads,
     };
     eprintln!(
         "refilled the replay window: {} samples in {:.0} s on {threads} threads",
