@@ -1,23 +1,27 @@
-//! Matrix products in bf16 on the AMX tile unit of Intel Xeons (Sapphire Rapids and later),
-//! for the folded CPU network's convolutions ([`crate::fused`]) when inference is asked for in
-//! [`Precision::Bf16`].
+//! Matrix products in bf16, for the folded CPU network's convolutions ([`crate::fused`]) and
+//! the CPU trainer's backward products ([`crate::fused_train`]) when they are asked for in
+//! [`Precision::Bf16`]: on the AMX tile unit of Intel Xeons (Sapphire Rapids and later), or on
+//! the vector unit's AVX512-BF16 of AMD CPUs (Zen 4 and later); [`kernel`] says which.
 //!
 //! Why: one `tdpbf16ps` multiplies a 16x32 tile by a 32x16 tile (8,192 multiply-adds) where
-//! an AVX-512 FMA does 16, so the convolutions' products, most of the network's time, run
-//! several times faster (`selfplay bench-net --precision bf16` prints it). The price is bf16's
-//! 8-bit mantissa: inputs and weights are rounded to bf16 (accumulation stays f32), so logits
-//! move by about 1% (`amx_products_match_f32_within_bf16_rounding` bounds it). That is why
-//! bf16 is asked for, never the default: studies and gates stay in f32, the same on every CPU.
+//! an AVX-512 FMA does 16, and one `vdpbf16ps` does 32 where Zen 4's FMA does 16 a cycle, so
+//! the convolutions' products, most of the network's time, run faster (`selfplay bench-net
+//! --bf16` prints it). The price is bf16's 8-bit mantissa: inputs and weights are rounded to
+//! bf16 (accumulation stays f32), so logits move by about 1%
+//! (`amx_products_match_f32_within_bf16_rounding` bounds it). That is why bf16 is asked for,
+//! never the default: studies and gates stay in f32, the same on every CPU.
 //!
-//! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16, and Linux's
-//! consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), both asked once per process
-//! ([`available`]); without either, [`available`] is false and the caller keeps f32. Every
-//! thread loads the one tile configuration before its first product (`Tiles::ready`).
+//! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16 and its
+//! vendor string, and Linux's consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`),
+//! all asked once per process ([`kernel`]); without a kernel, [`available`] is false and the
+//! caller keeps f32. Every thread loads the one tile configuration before its first tile
+//! product (`Tiles::ready`).
 //!
 //! Layouts: the left matrix is bf16 rows of `depth` values, `depth` a multiple of 32 (zeros
 //! pad it), and at least a multiple of 32 rows readable (rows past the product's are read,
 //! their results dropped); the right matrix is [`PackedWeight`], in the tile unit's pair
-//! layout; the product is f32 rows of [`PackedWeight::width`] values.
+//! layout (the vector kernel reads the same pairs); the product is f32 rows of
+//! [`PackedWeight::width`] values.
 
 use std::arch::asm;
 use std::cell::Cell;
@@ -30,7 +34,7 @@ pub enum Precision {
     /// f32 everywhere: the same figures on every CPU (the default).
     #[default]
     F32,
-    /// bf16 products with f32 accumulation on CPUs with AMX-BF16, f32 elsewhere.
+    /// bf16 products with f32 accumulation where [`kernel`] has a unit for them, f32 elsewhere.
     Bf16,
 }
 
@@ -49,10 +53,97 @@ impl std::str::FromStr for Precision {
 const TILE: usize = 16;
 const DEPTH: usize = 32;
 
-/// Whether this process may use the tile unit in bf16: asked once (see the module doc).
+/// Whether this process has a bf16 kernel ([`kernel`]): asked once (see the module doc).
 pub fn available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| cpu_has_amx_bf16() && os_grants_tiles())
+    kernel().is_some()
+}
+
+/// The unit a bf16 product runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// AMX: `tdpbf16ps`, a 16x32 by 32x16 tile product an instruction (Intel Xeons).
+    Tiles,
+    /// AVX512-BF16 on the vector unit: `vdpbf16ps`, 16 sums of 2 products an instruction.
+    Vector,
+}
+
+impl Kernel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Tiles => "tiles",
+            Kernel::Vector => "vector",
+        }
+    }
+}
+
+/// What the CPU offers the bf16 products, as the choice of [`kernel`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Offer {
+    avx512_bf16: bool,
+    /// AMX-BF16 and AMX-TILE, and Linux's grant of the tile state.
+    tiles: bool,
+    amd: bool,
+}
+
+/// The kernel of this process's bf16 products, chosen once ([`choose`]); `None`: bf16 asked
+/// for computes in f32. `LIFELINE_BF16_KERNEL` (`tiles`, `vector` or `f32`) overrides the
+/// choice where the CPU has the unit named, to measure one against another.
+pub fn kernel() -> Option<Kernel> {
+    static KERNEL: OnceLock<Option<Kernel>> = OnceLock::new();
+    *KERNEL.get_or_init(|| {
+        let forced = std::env::var("LIFELINE_BF16_KERNEL").ok();
+        choose(forced.as_deref(), offer())
+    })
+}
+
+/// What this CPU offers, asked once: CPUID leaves the virtual machine on every call, far too
+/// slow for a product's check.
+fn offer() -> Offer {
+    static OFFER: OnceLock<Offer> = OnceLock::new();
+    *OFFER.get_or_init(|| {
+        let avx512_bf16 = cpu_has_avx512_bf16();
+        Offer {
+            avx512_bf16,
+            tiles: avx512_bf16 && cpu_has_amx_bf16() && os_grants_tiles(),
+            amd: cpu_is_amd(),
+        }
+    })
+}
+
+/// The tile unit wherever it is granted; otherwise the vector unit on AMD CPUs only. Why: on
+/// Zen 4 an f32 FMA does 16 products a cycle (its 512-bit operations run as two halves) and a
+/// `vdpbf16ps` 32, and the network ran 1.5 times as fast there (docs/learning.md, "bf16 on
+/// the vector unit of AMD's Zen 4"); on a Sapphire Rapids Xeon, whose two 512-bit FMA units
+/// do 32, the vector kernel made 0.82 times f32's positions a second, so an Intel CPU without
+/// the tile unit keeps f32. An override names a unit; one the CPU lacks, or an unknown word,
+/// leaves the choice as it would be.
+fn choose(forced: Option<&str>, offer: Offer) -> Option<Kernel> {
+    match forced {
+        Some("f32") => return None,
+        Some("tiles") if offer.tiles => return Some(Kernel::Tiles),
+        Some("vector") if offer.avx512_bf16 => return Some(Kernel::Vector),
+        _ => {}
+    }
+    if offer.tiles {
+        Some(Kernel::Tiles)
+    } else {
+        (offer.avx512_bf16 && offer.amd).then_some(Kernel::Vector)
+    }
+}
+
+fn cpu_has_avx512_bf16() -> bool {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    if __cpuid(0).eax < 7 {
+        return false;
+    }
+    let leaf7_1 = __cpuid_count(7, 1);
+    leaf7_1.eax & (1 << 5) != 0 && std::arch::is_x86_feature_detected!("avx512f")
+}
+
+fn cpu_is_amd() -> bool {
+    let leaf0 = std::arch::x86_64::__cpuid(0);
+    // The vendor string is EBX, EDX, ECX: "AuthenticAMD".
+    (leaf0.ebx, leaf0.edx, leaf0.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163)
 }
 
 fn cpu_has_amx_bf16() -> bool {
@@ -115,7 +206,7 @@ impl Tiles {
             };
             config.bytes_per_row[..8].fill(64);
             config.rows[..8].fill(TILE as u8);
-            // SAFETY: only called after `available()` (the products assert it); the config is
+            // SAFETY: only called by a product on the tiles (`kernel()` granted them); the config is
             // 64 bytes, aligned, palette 1 with eight 16x64-byte tiles, which every AMX CPU has.
             unsafe { asm!("ldtilecfg [{}]", in(reg) &config as *const Config, options(nostack)) };
             done.set(true);
@@ -283,10 +374,21 @@ unsafe fn to_bf16_avx512(x: &[f32], out: &mut [u16]) {
 /// `out` `(rows, w.width())` = `lhs` `(rows, w.depth())` x `w`, rows rounded up to 32 on both
 /// sides (see the module doc).
 pub fn matmul(lhs: &[u16], w: &PackedWeight, out: &mut [f32], rows: usize) {
-    assert!(available(), "the tile unit was not granted");
+    let unit = kernel().expect("a bf16 product without a bf16 kernel (callers ask `available()`)");
+    matmul_on(unit, lhs, w, out, rows);
+}
+
+/// [`matmul`] on `unit`, which the CPU must have (the tests run every unit it has).
+fn matmul_on(unit: Kernel, lhs: &[u16], w: &PackedWeight, out: &mut [f32], rows: usize) {
     let (depth, width) = (w.depth, w.width());
     let padded = padded_rows(rows);
     assert!(lhs.len() >= padded * depth && out.len() >= padded * width);
+    if unit == Kernel::Vector {
+        assert!(offer().avx512_bf16, "the vector kernel without AVX512-BF16");
+        // SAFETY: the CPU has AVX512-BF16 and AVX512F (asserted); the lengths are checked above.
+        unsafe { vector_matmul(lhs, w, out, rows) };
+        return;
+    }
     Tiles::ready();
     let blocks = width / TILE;
     for r in (0..padded).step_by(2 * TILE) {
@@ -302,6 +404,79 @@ pub fn matmul(lhs: &[u16], w: &PackedWeight, out: &mut [f32], rows: usize) {
                 product(left, depth, w.block(b), second, top, width);
             }
             b += if pair { 2 } else { 1 };
+        }
+    }
+}
+
+/// Rows of the vector kernel's accumulators: 8 rows by 2 blocks of 16 columns is 16 of the 32
+/// vector registers, enough to hide `vdpbf16ps`'s latency; 8 divides the 32 rows `lhs` and
+/// `out` are padded to, so no step reads or writes past them.
+const ROWS: usize = 8;
+
+/// The product on the vector unit: 8 rows by 32 columns of f32 accumulators, each step one
+/// weight pair row of two blocks and a broadcast input pair per row (`vdpbf16ps`).
+///
+/// # Safety
+/// The CPU has AVX512-BF16 and AVX512F; `lhs` and `out` hold `rows` rounded up to 32 rows
+/// (checked by [`matmul`]).
+#[target_feature(enable = "avx512bf16,avx512f")]
+unsafe fn vector_matmul(lhs: &[u16], w: &PackedWeight, out: &mut [f32], rows: usize) {
+    let (depth, width) = (w.depth, w.width());
+    let blocks = width / TILE;
+    for r in (0..rows).step_by(ROWS) {
+        let mut b = 0;
+        while b < blocks {
+            unsafe {
+                let left = lhs.as_ptr().add(r * depth);
+                let top = out.as_mut_ptr().add(r * width + b * TILE);
+                if b + 1 < blocks {
+                    vector_block::<2>(left, depth, w.block(b), top, width);
+                    b += 2;
+                } else {
+                    vector_block::<1>(left, depth, w.block(b), top, width);
+                    b += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `ROWS` rows of `left` times `B` blocks of 16 columns from `block` into `top`.
+///
+/// # Safety
+/// As [`vector_matmul`]'s, with `ROWS` rows of `depth` values at `left`, `B` packed blocks at
+/// `block` and `ROWS` rows of `width` values (of which `B * 16` written) at `top`.
+#[target_feature(enable = "avx512bf16,avx512f")]
+#[inline]
+unsafe fn vector_block<const B: usize>(
+    left: *const u16,
+    depth: usize,
+    block: *const u16,
+    top: *mut f32,
+    width: usize,
+) {
+    use std::arch::x86_64::*;
+    let mut acc = [[_mm512_setzero_ps(); B]; ROWS];
+    let block_len = depth * TILE;
+    unsafe {
+        for p in 0..depth / 2 {
+            let mut ws = [_mm512_setzero_ps(); B];
+            for (c, wv) in ws.iter_mut().enumerate() {
+                *wv = _mm512_loadu_ps(block.add(c * block_len + p * 2 * TILE).cast());
+            }
+            for (i, row) in acc.iter_mut().enumerate() {
+                let pair = left.add(i * depth + 2 * p).cast::<i32>().read_unaligned();
+                let a: __m512bh = std::mem::transmute(_mm512_set1_epi32(pair));
+                for (c, acc) in row.iter_mut().enumerate() {
+                    *acc =
+                        _mm512_dpbf16_ps(*acc, a, std::mem::transmute::<__m512, __m512bh>(ws[c]));
+                }
+            }
+        }
+        for (i, row) in acc.iter().enumerate() {
+            for (c, acc) in row.iter().enumerate() {
+                _mm512_storeu_ps(top.add(i * width + c * TILE), *acc);
+            }
         }
     }
 }
@@ -386,16 +561,32 @@ mod tests {
     }
 
     /// The products of rounded inputs agree with f32 products within what bf16's rounding of
-    /// both factors allows. Fails if a tile reads the wrong rows, columns or pairs (errors of
-    /// the values' own size), or if odd column blocks or padded depth are mishandled. Runs only
-    /// where the CPU and OS grant the tile unit (it says so otherwise): the f32 path covers the
-    /// rest.
+    /// both factors allows, on every bf16 unit this CPU has (the tiles where granted, the
+    /// vector unit wherever AVX512-BF16 is). Fails if a kernel reads the wrong rows, columns
+    /// or pairs (errors of the values' own size), or if odd column blocks, rows not a multiple
+    /// of the kernel's, or padded depth are mishandled. Says so where the CPU has no unit: the
+    /// f32 path covers the rest.
     #[test]
     fn amx_products_match_f32_within_bf16_rounding() {
-        if !available() {
-            eprintln!("no AMX-BF16 here: the bf16 product is not tested on this CPU");
+        let here = offer();
+        let units: Vec<Kernel> = [
+            here.tiles.then_some(Kernel::Tiles),
+            here.avx512_bf16.then_some(Kernel::Vector),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if units.is_empty() {
+            eprintln!("no bf16 unit here: the bf16 product is not tested on this CPU");
             return;
         }
+        for unit in units {
+            products_match_f32_within_bf16_rounding(unit);
+        }
+    }
+
+    /// Every product of `unit` against f32 on odd shapes (the test above runs each unit).
+    fn products_match_f32_within_bf16_rounding(unit: Kernel) {
         let mut seed = 0x9E37_79B9u64;
         let mut next = || {
             seed = seed
@@ -417,7 +608,7 @@ mod tests {
             }
             let width = packed.width();
             let mut out = vec![f32::NAN; padded_rows(rows) * width];
-            matmul(&lhs, &packed, &mut out, rows);
+            matmul_on(unit, &lhs, &packed, &mut out, rows);
             let want = reference(&a, &w, rows, k, n);
             // Each factor's relative rounding error is at most 2^-9: a product's error at most
             // about 2^-8 of |a||w|, summed over k terms of at most 0.25 each.
@@ -427,7 +618,7 @@ mod tests {
                     let (got, want) = (out[r * width + j], want[r * n + j]);
                     assert!(
                         (got - want).abs() <= bound,
-                        "({rows}, {k}, {n}) row {r} column {j}: {got} against {want}"
+                        "{unit:?} ({rows}, {k}, {n}) row {r} column {j}: {got} against {want}"
                     );
                 }
             }
@@ -440,7 +631,7 @@ mod tests {
     #[test]
     fn packing_bf16_rows_matches_packing_f32() {
         if !available() {
-            eprintln!("no AMX-BF16 here: bf16 packing is not tested on this CPU");
+            eprintln!("no bf16 kernel here: bf16 packing is not tested on this CPU");
             return;
         }
         // An odd number of rows, and a width not a multiple of 16 (the rows' stride is).
@@ -467,6 +658,42 @@ mod tests {
                 "({k}, {n}) packed differently"
             );
         }
+    }
+
+    const AMD_ZEN4: Offer = Offer {
+        avx512_bf16: true,
+        tiles: false,
+        amd: true,
+    };
+    const XEON_SPR: Offer = Offer {
+        avx512_bf16: true,
+        tiles: true,
+        amd: false,
+    };
+
+    /// The unit chosen for each kind of CPU, and what an override may change. Fails if an
+    /// Intel CPU without tiles got the vector kernel (measured slower than f32 there), if AMD's
+    /// AVX512-BF16 were left unused, or if an override could pick a unit the CPU lacks.
+    #[test]
+    fn the_bf16_kernel_is_the_tiles_then_amds_vector_unit() {
+        assert_eq!(choose(None, XEON_SPR), Some(Kernel::Tiles));
+        assert_eq!(choose(None, AMD_ZEN4), Some(Kernel::Vector));
+        let cooper_lake = Offer {
+            amd: false,
+            ..AMD_ZEN4
+        };
+        assert_eq!(choose(None, cooper_lake), None);
+        let zen3 = Offer {
+            avx512_bf16: false,
+            ..AMD_ZEN4
+        };
+        assert_eq!(choose(None, zen3), None);
+        assert_eq!(choose(Some("vector"), XEON_SPR), Some(Kernel::Vector));
+        assert_eq!(choose(Some("vector"), cooper_lake), Some(Kernel::Vector));
+        assert_eq!(choose(Some("f32"), XEON_SPR), None);
+        assert_eq!(choose(Some("tiles"), AMD_ZEN4), Some(Kernel::Vector));
+        assert_eq!(choose(Some("vector"), zen3), None);
+        assert_eq!(choose(Some("fast"), AMD_ZEN4), Some(Kernel::Vector));
     }
 
     #[test]

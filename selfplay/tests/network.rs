@@ -462,8 +462,9 @@ fn fused_cpu_network_matches_the_reference_layers() {
     }
 }
 
-/// bf16 on the tile unit computes what f32 computes within bf16's rounding, for every game; on
-/// a CPU without the tile unit, asking for bf16 gives the f32 network itself. Fails if a bf16
+/// bf16 on this CPU's bf16 unit (the tiles, or AMD's vector unit: `net::amx::kernel`) computes
+/// what f32 computes within bf16's rounding, for every game; on a CPU without one, asking for
+/// bf16 gives the f32 network itself. Fails if a bf16
 /// convolution reads wrong rows, columns or padding (errors the size of the logits), if the
 /// backend does not say what it runs, or if the fallback computes anything else.
 #[test]
@@ -482,7 +483,7 @@ fn bf16_inference_stays_within_its_rounding_of_f32() {
         let (p1, v1) = bf16.run(inputs.clone(), &mask, ps.len(), h, w);
         let (p2, v2) = f32.run(inputs, &mask, ps.len(), h, w);
         if !net::amx::available() {
-            assert_eq!(bf16.backend_name(), "fused-cpu", "no tile unit: f32");
+            assert_eq!(bf16.backend_name(), "fused-cpu", "no bf16 unit: f32");
             assert_eq!((p1, v1), (p2, v2), "{}: the fallback is f32", cfg.label());
             continue;
         }

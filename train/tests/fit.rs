@@ -605,7 +605,7 @@ fn kernel_fixture(json: &str, name: &str) -> (GameConfig, PathBuf, TrainConfig, 
 /// gradients by their own size), if padding rows leak into a sum, if bf16 reaches the forward
 /// pass, or if bf16 is used where it was not asked for. (With the forward product in bf16 too,
 /// this test failed: gradients moved by up to 51% of their largest entry on side 4.) On a CPU
-/// without the tile unit the step falls back to f32 and must equal it exactly.
+/// without a bf16 unit (`net::amx::kernel`) the step falls back to f32 and must equal it exactly.
 #[test]
 fn bf16_training_stays_within_its_rounding_of_f32() {
     for json in KERNEL_GAMES {
