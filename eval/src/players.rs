@@ -231,6 +231,15 @@ impl Contestant {
     }
 
     /// Visits per decision of a searching player.
+    /// The checksum of a network's weights (a network only): what a kept result of this
+    /// player is keyed on, beside its spec.
+    pub fn weights_checksum(&self) -> Option<&str> {
+        match &self.brain {
+            Brain::Net { model, .. } => model.meta.weights_checksum.as_deref(),
+            _ => None,
+        }
+    }
+
     pub fn search_config(&self) -> Option<&SearchConfig> {
         match &self.brain {
             Brain::Random => None,

@@ -361,14 +361,10 @@ pub fn best_opening(
     player: &Contestant,
     opts: &StudyOptions,
 ) -> Result<(BestOpening, Vec<f64>), EvalError> {
-    let weights = match &player.brain {
-        crate::players::Brain::Net { model, .. } => model.meta.weights_checksum.as_deref(),
-        _ => None,
-    };
     let key = OpeningKey {
         game,
         player: &player.info,
-        weights,
+        weights: player.weights_checksum(),
         search: player.search_config(),
         games: opts.games,
         sample_plies: opts.sample_plies,

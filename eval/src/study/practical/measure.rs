@@ -187,14 +187,10 @@ fn measure(
     seed: u64,
     opts: &PracticalOptions,
 ) -> Result<ClassGames, EvalError> {
-    let weights = match &player.brain {
-        Brain::Net { model, .. } => model.meta.weights_checksum.as_deref(),
-        _ => None,
-    };
     let piece = ClassKey {
         game,
         player: &player.info,
-        weights,
+        weights: player.weights_checksum(),
         opening: key,
         seed,
         opts,
@@ -263,7 +259,8 @@ pub fn measure_classes(
 
 /// The indices in `all` of the classes `names` names by their representative turn (as the
 /// study's tables print them), or every index when `names` is empty; an error names a class
-/// that is not one of `game`'s, with the classes there are.
+/// that is not one of `game`'s, with the classes there are, or one named twice (it would be
+/// measured twice, on the same seed).
 pub(crate) fn named_classes(
     game: &GameConfig,
     start: &AnyGame,
@@ -277,6 +274,12 @@ pub(crate) fn named_classes(
         .iter()
         .map(|(key, _)| turn_name(start.board(), key))
         .collect();
+    let mut seen = std::collections::HashSet::new();
+    if let Some(name) = names.iter().find(|n| !seen.insert(n.as_str())) {
+        return Err(EvalError::Config(format!(
+            "--classes: {name} is named twice"
+        )));
+    }
     names
         .iter()
         .map(|name| {
@@ -316,6 +319,13 @@ mod tests {
         let err = named_classes(&game, &start, &all, &["z9".into()]).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("z9") && text.contains(&last), "{text}");
+        // A class named twice would be measured twice on its one seed: refused.
+        let twice = named_classes(&game, &start, &all, &[last.clone(), last.clone()]);
+        let text = twice.unwrap_err().to_string();
+        assert!(
+            text.contains("named twice") && text.contains(&last),
+            "{text}"
+        );
     }
 
     /// `games` counts distinct games: a player that repeats its line plays on to `max_games`,
