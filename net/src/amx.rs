@@ -1,7 +1,8 @@
 //! Matrix products in bf16, for the folded CPU network's convolutions ([`crate::fused`]) and
 //! the CPU trainer's backward products ([`crate::fused_train`]) when they are asked for in
-//! [`Precision::Bf16`]: on the AMX tile unit of Intel Xeons (Sapphire Rapids and later), or on
-//! the vector unit's AVX512-BF16 of AMD CPUs (Zen 4 and later); [`kernel`] says which.
+//! [`Precision::Bf16`]: on the AMX tile unit of Intel Xeons (Sapphire Rapids and later), or,
+//! when `LIFELINE_BF16_KERNEL=vector` asks for it, on the vector unit's AVX512-BF16 (AMD's Zen
+//! 4 and later, Intel's Cooper Lake and later); [`kernel`] says which.
 //!
 //! Why: one `tdpbf16ps` multiplies a 16x32 tile by a 32x16 tile (8,192 multiply-adds) where
 //! an AVX-512 FMA does 16, and one `vdpbf16ps` does 32 where Zen 4's FMA does 16 a cycle, so
@@ -11,11 +12,10 @@
 //! (`amx_products_match_f32_within_bf16_rounding` bounds it). That is why bf16 is asked for,
 //! never the default: studies and gates stay in f32, the same on every CPU.
 //!
-//! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16 and its
-//! vendor string, and Linux's consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`),
-//! all asked once per process ([`kernel`]); without a kernel, [`available`] is false and the
-//! caller keeps f32. Every thread loads the one tile configuration before its first tile
-//! product (`Tiles::ready`).
+//! What is trusted: the CPU's CPUID bits for AMX-TILE, AMX-BF16 and AVX512-BF16, and Linux's
+//! consent to the tile state (`arch_prctl(ARCH_REQ_XCOMP_PERM)`), all asked once per process
+//! ([`kernel`]); without a kernel, [`available`] is false and the caller keeps f32. Every
+//! thread loads the one tile configuration before its first tile product (`Tiles::ready`).
 //!
 //! Layouts: the left matrix is bf16 rows of `depth` values, `depth` a multiple of 32 (zeros
 //! pad it), and at least a multiple of 32 rows readable (rows past the product's are read,
@@ -67,22 +67,12 @@ pub enum Kernel {
     Vector,
 }
 
-impl Kernel {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Tiles => "tiles",
-            Kernel::Vector => "vector",
-        }
-    }
-}
-
 /// What the CPU offers the bf16 products, as the choice of [`kernel`] reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Offer {
     avx512_bf16: bool,
     /// AMX-BF16 and AMX-TILE, and Linux's grant of the tile state.
     tiles: bool,
-    amd: bool,
 }
 
 /// The kernel of this process's bf16 products, chosen once ([`choose`]); `None`: bf16 asked
@@ -105,29 +95,22 @@ fn offer() -> Offer {
         Offer {
             avx512_bf16,
             tiles: avx512_bf16 && cpu_has_amx_bf16() && os_grants_tiles(),
-            amd: cpu_is_amd(),
         }
     })
 }
 
-/// The tile unit wherever it is granted; otherwise the vector unit on AMD CPUs only. Why: on
-/// Zen 4 an f32 FMA does 16 products a cycle (its 512-bit operations run as two halves) and a
-/// `vdpbf16ps` 32, and the network ran 1.5 times as fast there (docs/learning.md, "bf16 on
-/// the vector unit of AMD's Zen 4"); on a Sapphire Rapids Xeon, whose two 512-bit FMA units
-/// do 32, the vector kernel made 0.82 times f32's positions a second, so an Intel CPU without
-/// the tile unit keeps f32. An override names a unit; one the CPU lacks, or an unknown word,
-/// leaves the choice as it would be.
+/// The tile unit wherever it is granted, else f32; the vector unit only when an override asks
+/// for it. Why not the vector unit by default: on Zen 4 it makes self-play 1.7 times as fast,
+/// but the quick config's 5-minute network trained with it lost its match against the f32
+/// one, 27.5% of 400 games, the rule written before the runs (docs/learning.md, "bf16 on the
+/// vector unit of AMD's Zen 4"); on a Sapphire Rapids Xeon it is slower than f32. An override
+/// names a unit; one the CPU lacks, or an unknown word, leaves the choice as it would be.
 fn choose(forced: Option<&str>, offer: Offer) -> Option<Kernel> {
     match forced {
-        Some("f32") => return None,
-        Some("tiles") if offer.tiles => return Some(Kernel::Tiles),
-        Some("vector") if offer.avx512_bf16 => return Some(Kernel::Vector),
-        _ => {}
-    }
-    if offer.tiles {
-        Some(Kernel::Tiles)
-    } else {
-        (offer.avx512_bf16 && offer.amd).then_some(Kernel::Vector)
+        Some("f32") => None,
+        Some("tiles") if offer.tiles => Some(Kernel::Tiles),
+        Some("vector") if offer.avx512_bf16 => Some(Kernel::Vector),
+        _ => offer.tiles.then_some(Kernel::Tiles),
     }
 }
 
@@ -138,12 +121,6 @@ fn cpu_has_avx512_bf16() -> bool {
     }
     let leaf7_1 = __cpuid_count(7, 1);
     leaf7_1.eax & (1 << 5) != 0 && std::arch::is_x86_feature_detected!("avx512f")
-}
-
-fn cpu_is_amd() -> bool {
-    let leaf0 = std::arch::x86_64::__cpuid(0);
-    // The vendor string is EBX, EDX, ECX: "AuthenticAMD".
-    (leaf0.ebx, leaf0.edx, leaf0.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163)
 }
 
 fn cpu_has_amx_bf16() -> bool {
@@ -663,37 +640,31 @@ mod tests {
     const AMD_ZEN4: Offer = Offer {
         avx512_bf16: true,
         tiles: false,
-        amd: true,
     };
     const XEON_SPR: Offer = Offer {
         avx512_bf16: true,
         tiles: true,
-        amd: false,
     };
 
-    /// The unit chosen for each kind of CPU, and what an override may change. Fails if an
-    /// Intel CPU without tiles got the vector kernel (measured slower than f32 there), if AMD's
-    /// AVX512-BF16 were left unused, or if an override could pick a unit the CPU lacks.
+    /// The unit chosen for each kind of CPU, and what an override may change. Fails if a CPU
+    /// without tiles got a bf16 unit unasked (AMD's vector unit lost its learning check,
+    /// Intel's is slower than f32), if granted tiles were left unused, or if an override could
+    /// pick a unit the CPU lacks.
     #[test]
-    fn the_bf16_kernel_is_the_tiles_then_amds_vector_unit() {
+    fn the_bf16_kernel_is_the_tiles_and_the_vector_unit_only_when_asked_for() {
         assert_eq!(choose(None, XEON_SPR), Some(Kernel::Tiles));
-        assert_eq!(choose(None, AMD_ZEN4), Some(Kernel::Vector));
-        let cooper_lake = Offer {
-            amd: false,
-            ..AMD_ZEN4
-        };
-        assert_eq!(choose(None, cooper_lake), None);
+        assert_eq!(choose(None, AMD_ZEN4), None);
         let zen3 = Offer {
             avx512_bf16: false,
             ..AMD_ZEN4
         };
-        assert_eq!(choose(None, zen3), None);
+        assert_eq!(choose(Some("vector"), AMD_ZEN4), Some(Kernel::Vector));
         assert_eq!(choose(Some("vector"), XEON_SPR), Some(Kernel::Vector));
-        assert_eq!(choose(Some("vector"), cooper_lake), Some(Kernel::Vector));
         assert_eq!(choose(Some("f32"), XEON_SPR), None);
-        assert_eq!(choose(Some("tiles"), AMD_ZEN4), Some(Kernel::Vector));
+        assert_eq!(choose(Some("tiles"), AMD_ZEN4), None);
         assert_eq!(choose(Some("vector"), zen3), None);
-        assert_eq!(choose(Some("fast"), AMD_ZEN4), Some(Kernel::Vector));
+        assert_eq!(choose(Some("fast"), XEON_SPR), Some(Kernel::Tiles));
+        assert_eq!(choose(Some("fast"), AMD_ZEN4), None);
     }
 
     #[test]
