@@ -12,32 +12,18 @@ pair by pair, the ratio of the self-play samples a second. Run it alone on the m
 the CPU (`lscpu`) beside its figures.
 """
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+
+from alternate import alternate, until_line
 
 
 def machine_line(binary, config, run, err):
     """The machine line of `binary loop`, and its self-play samples a second."""
     args = [binary, "loop", "--config", config, "--run", run, "--iterations", "1000000"]
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-    found = None
-    for line in p.stdout:
-        if line.startswith("machine: "):
-            found = line.strip()
-            p.send_signal(signal.SIGINT)
-            break
-    try:
-        p.wait(timeout=300)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
+    found, _, status = until_line(args, "machine: ", err)
     if found is None:
-        sys.exit(f"{binary} ended before its machine line (exit {p.returncode}); its stderr is in {err.name}")
-    rate = re.search(r".*?([\d.]+) self-play samples/s", found)
+        sys.exit(f"{binary} ended before its machine line (exit {status}); its stderr is in {err.name}")
+    rate = re.search(r"([\d.]+) self-play samples/s", found)
     if rate is None:
         sys.exit(f"{binary}: a machine line without self-play samples/s: {found}")
     return found, float(rate.group(1))
@@ -48,20 +34,15 @@ def main():
         sys.exit(__doc__)
     old, new, config = sys.argv[1:4]
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-    work = Path(tempfile.mkdtemp(prefix="machine-bench-"))
-    rates = {"old": [], "new": []}
-    for r in range(rounds):
-        for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
-            run = work / f"{name}-{r}"
-            with open(work / f"{name}-{r}.err", "w") as err:
-                line, rate = machine_line(old if name == "old" else new, config, str(run), err)
-            print(f"round {r} {name}: {line}", flush=True)
-            rates[name].append(rate)
-            shutil.rmtree(run, ignore_errors=True)
+
+    def one(binary, run, err):
+        line, rate = machine_line(binary, config, str(run), err)
+        return rate, line
+
+    rates = alternate(old, new, rounds, "machine-bench-", one)
     for r in range(rounds):
         o, n = rates["old"][r], rates["new"][r]
         print(f"pair {r}: old {o:.0f}, new {n:.0f} self-play samples/s, new/old {n / o:.2f}")
-    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,33 +14,20 @@ pair. Run it alone on the machine; name the CPU (`lscpu`) beside its figures.
 """
 import json
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from alternate import alternate, until_line
 
 
 def first_round(binary, config, piece, run, err):
     """Seconds from the start of `binary loop` to its first round's line, and that line."""
-    t0 = time.time()
     args = [binary, "loop", "--config", config, "--run", run, "--from", piece, "--iterations", "1000000"]
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
-    seconds, line = None, ""
-    for line in p.stdout:
-        if line.startswith("iter "):
-            seconds = time.time() - t0
-            p.send_signal(signal.SIGINT)
-            break
-    try:
-        p.wait(timeout=300)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-    if seconds is None:
-        sys.exit(f"{binary} ended before its first round (exit {p.returncode}); its stderr is in {err.name}")
-    return seconds, line.strip()
+    line, seconds, status = until_line(args, "iter ", err)
+    if line is None:
+        sys.exit(f"{binary} ended before its first round (exit {status}); its stderr is in {err.name}")
+    return seconds, line
 
 
 def main():
@@ -55,16 +42,14 @@ def main():
     state = json.loads((cut / "piece.json").read_text())
     state["window"] = min(window, state["window"])
     (cut / "piece.json").write_text(json.dumps(state, indent=2) + "\n")
-    times = {"old": [], "new": []}
-    for r in range(rounds):
-        for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
-            run = work / f"{name}-{r}"
-            with open(work / f"{name}-{r}.err", "w") as err:
-                seconds, line = first_round(old if name == "old" else new, config, str(cut), str(run), err)
-            said = [l.strip() for l in open(work / f"{name}-{r}.err") if "refilled" in l]
-            print(f"round {r} {name}: {seconds:.1f} s to the first round | {line[:80]} | {said}", flush=True)
-            times[name].append(seconds)
-            shutil.rmtree(run, ignore_errors=True)
+
+    def one(binary, run, err):
+        seconds, line = first_round(binary, config, str(cut), str(run), err)
+        err.flush()
+        said = [l.strip() for l in open(err.name) if "refilled" in l]
+        return seconds, f"{seconds:.1f} s to the first round | {line[:80]} | {said}"
+
+    times = alternate(old, new, rounds, "refill-bench-", one)
     for r in range(rounds):
         o, n = times["old"][r], times["new"][r]
         print(f"pair {r}: old {o:.1f} s, new {n:.1f} s, old/new {o / n:.2f}")

@@ -297,16 +297,14 @@ pub(crate) fn named_classes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::practical::tests::interval;
+    use crate::study::practical::tests::{interval, weak_side_3};
 
     /// `--classes` picks classes by the names the tables print, keeps their indices (so their
     /// seeds), and refuses a name that is not a class. Fails if a name matched the wrong class,
     /// an empty list measured fewer than all, or an unknown name were skipped silently.
     #[test]
     fn classes_are_picked_by_their_printed_names() {
-        let game: GameConfig =
-            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
-                .unwrap();
+        let game = weak_side_3();
         let start = game.start().unwrap();
         let all = classes(&start);
         let name = |k: usize| turn_name(start.board(), &all[k].0);
@@ -333,9 +331,7 @@ mod tests {
     /// cap, or counted a repeated game twice.
     #[test]
     fn a_class_plays_until_its_distinct_games_or_the_cap() {
-        let game: GameConfig =
-            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
-                .unwrap();
+        let game = weak_side_3();
         let net = net::network::NetConfig {
             blocks: 1,
             channels: 8,

@@ -438,6 +438,12 @@ pub fn run(setup: &PracticalSetup) -> Result<String, EvalError> {
 pub(crate) mod tests {
     use super::*;
 
+    /// Side 3's weak pie: the smallest game with classes to measure.
+    pub(crate) fn weak_side_3() -> GameConfig {
+        serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
+            .unwrap()
+    }
+
     pub(crate) fn interval(estimate: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { estimate, lo, hi }
     }

@@ -163,15 +163,14 @@ fn against(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::study::practical::tests::weak_side_3;
 
     /// A player's anchor games are kept and read back by a study run again, and played again
     /// under other options. Fails if the gate replayed its games (the doctored result would be
     /// gone), or kept them under a key blind to the number of anchor games.
     #[test]
     fn a_players_anchor_games_are_kept_for_a_study_run_again() {
-        let game: GameConfig =
-            serde_json::from_str(r#"{"game":"lifeline","options":{"size":3,"balance":"weak"}}"#)
-                .unwrap();
+        let game = weak_side_3();
         let base = SearchConfig::default();
         let (player, anchor) = (Contestant::mcts(16, &base), Contestant::mcts(2, &base));
         let dir = std::env::temp_dir().join(format!("eval-gate-{}", std::process::id()));
