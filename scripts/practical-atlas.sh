@@ -82,6 +82,11 @@ for side in "${sides[@]}"; do
       study 5 weak-seed2 lifeline-5-weak.toml lifeline-5-weak-seed2
       study 5 weak-convergence lifeline-5-weak.toml lifeline-5-weak lifeline-5-weak-x2 \
         lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --games 400 --max-games 1600
+      # b2 alone, the class the ladder above chose, played afresh (another seed) to 1,600
+      # distinct games a player (docs/balance/README.md, "Side 5's weak pie on b2 alone").
+      study 5 weak-b2-1600 lifeline-5-weak.toml lifeline-5-weak lifeline-5-weak-x2 \
+        lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --classes b2 --games 1600 --max-games 6400 \
+        --seed 2
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     6)
