@@ -75,7 +75,7 @@ struct Offer {
     tiles: bool,
 }
 
-/// The kernel of this process's bf16 products, chosen once ([`choose`]); `None`: bf16 asked
+/// The kernel of this process's bf16 products, chosen once (by `choose`); `None`: bf16 asked
 /// for computes in f32. `LIFELINE_BF16_KERNEL` (`tiles`, `vector` or `f32`) overrides the
 /// choice where the CPU has the unit named, to measure one against another.
 pub fn kernel() -> Option<Kernel> {
