@@ -94,8 +94,9 @@ enum Cmd {
         /// f32 and bf16 likewise.
         #[arg(long, default_value_t = 1)]
         rounds: usize,
-        /// Time the network in bf16 on the tile unit (Intel AMX) against f32, alternating
-        /// batch by batch, and print the median ratio per batch size; fails on a CPU without it.
+        /// Time the network in bf16 against f32, alternating batch by batch, and print the median
+        /// ratio per batch size: on the tile unit (Intel AMX), or on the vector unit's
+        /// AVX512-BF16 with `LIFELINE_BF16_KERNEL=vector`; fails on a CPU without a bf16 unit.
         #[arg(long, conflicts_with_all = ["reference", "layers"])]
         bf16: bool,
     },
@@ -118,8 +119,8 @@ enum Cmd {
         /// The largest difference of a prior or a value (win minus loss) accepted.
         #[arg(long, default_value_t = 1e-3)]
         max_diff: f32,
-        /// What the CPU's folded network computes in: `f32`, or `bf16` on the tile unit (to
-        /// see how far bf16 moves priors and values).
+        /// What the CPU's folded network computes in: `f32`, or `bf16` on the CPU's bf16 unit
+        /// (`net::amx::kernel`; to see how far bf16 moves priors and values).
         #[arg(long, default_value = "f32")]
         precision: Precision,
     },
@@ -304,7 +305,7 @@ fn bench_net(
             let bf16 = model.for_inference_in(Precision::Bf16);
             anyhow::ensure!(
                 bf16.backend_name() == "fused-cpu-bf16",
-                "--bf16: this CPU has no AMX-BF16 tile unit (or Linux refused it), so bf16 would run as {}",
+                "--bf16: no bf16 unit here (no AMX-BF16 tile unit granted by Linux, and no LIFELINE_BF16_KERNEL=vector on an AVX512-BF16 CPU), so bf16 would run as {}",
                 bf16.backend_name()
             );
             vec![
