@@ -103,7 +103,8 @@ fn offer() -> Offer {
 /// for it. Why not the vector unit by default: on Zen 4 it makes self-play 1.7 times as fast,
 /// but the quick config's 5-minute network trained with it lost its match against the f32
 /// one, 27.5% of 400 games, the rule written before the runs (docs/learning.md, "bf16 on the
-/// vector unit of AMD's Zen 4"); on a Sapphire Rapids Xeon it is slower than f32. An override
+/// vector unit of AMD's Zen 4"; a second pair, run after, went the other way, so pairs of
+/// trainings decide nothing yet); on a Sapphire Rapids Xeon it is slower than f32. An override
 /// names a unit; one the CPU lacks, or an unknown word, leaves the choice as it would be.
 fn choose(forced: Option<&str>, offer: Offer) -> Option<Kernel> {
     match forced {
