@@ -77,12 +77,27 @@ struct Offer {
 
 /// The kernel of this process's bf16 products, chosen once (by `choose`); `None`: bf16 asked
 /// for computes in f32. `LIFELINE_BF16_KERNEL` (`tiles`, `vector` or `f32`) overrides the
-/// choice where the CPU has the unit named, to measure one against another.
+/// choice where the CPU has the unit named, to measure one against another; an override that
+/// cannot be followed says so on stderr.
 pub fn kernel() -> Option<Kernel> {
     static KERNEL: OnceLock<Option<Kernel>> = OnceLock::new();
     *KERNEL.get_or_init(|| {
         let forced = std::env::var("LIFELINE_BF16_KERNEL").ok();
-        choose(forced.as_deref(), offer())
+        let chosen = choose(forced.as_deref(), offer());
+        let named = |k: Option<Kernel>| match k {
+            Some(Kernel::Tiles) => "tiles",
+            Some(Kernel::Vector) => "vector",
+            None => "f32",
+        };
+        // An override that could not be followed is said once, not silently dropped.
+        if let Some(asked) = forced.as_deref().filter(|&w| w != named(chosen)) {
+            eprintln!(
+                "LIFELINE_BF16_KERNEL={asked}: not followed (words: tiles, vector, f32, each \
+                 where this CPU has the unit); bf16 runs as {}",
+                named(chosen)
+            );
+        }
+        chosen
     })
 }
 
@@ -129,11 +144,10 @@ fn cpu_has_amx_bf16() -> bool {
     if __cpuid(0).eax < 7 {
         return false;
     }
-    let (leaf7, leaf7_1) = (__cpuid_count(7, 0), __cpuid_count(7, 1));
+    let leaf7 = __cpuid_count(7, 0);
     let amx_bf16 = leaf7.edx & (1 << 22) != 0;
     let amx_tile = leaf7.edx & (1 << 24) != 0;
-    let avx512_bf16 = leaf7_1.eax & (1 << 5) != 0;
-    amx_bf16 && amx_tile && avx512_bf16 && std::arch::is_x86_feature_detected!("avx512f")
+    amx_bf16 && amx_tile
 }
 
 /// Linux hands out the 8 KB tile state only to a process that asks (since 5.16).
