@@ -3,10 +3,10 @@
 //!
 //! A piece (the best opening of one game by one player) is written atomically to the study's
 //! `OUT/.resume/` as soon as it is done, under a key of everything that decides it: the game,
-//! the player and its weights' checksum, the study's options and seed, and this crate's
-//! version. Run the same command again into the same OUT and the pieces already there are
-//! read back instead of played; a piece whose key differs (another option, another build) is
-//! played again. The folder is removed once the study has written its files.
+//! the player, its weights' checksum and its search, the study's options and seed, and this
+//! crate's version. Run the same command again into the same OUT and the pieces already there
+//! are read back instead of played; a piece whose key differs (another option, another search,
+//! another build) is played again. The folder is removed once the study has written its files.
 
 use crate::error::EvalError;
 use serde::de::DeserializeOwned;

@@ -172,6 +172,9 @@ struct ClassKey<'a> {
     game: &'a GameConfig,
     player: &'a crate::results::PlayerInfo,
     weights: Option<&'a str>,
+    /// The player's search (its config file's `[search]`): the same weights searched otherwise
+    /// play other games, so a study run again with another search plays its classes again.
+    search: Option<&'a selfplay::search::SearchConfig>,
     opening: &'a [Cell],
     seed: u64,
     opts: &'a PracticalOptions,
@@ -191,6 +194,7 @@ fn measure(
         game,
         player: &player.info,
         weights: player.weights_checksum(),
+        search: player.search_config(),
         opening: key,
         seed,
         opts,
@@ -354,6 +358,51 @@ mod tests {
         let prefix = [Action::Cell(game.start().unwrap().board().cells()[0])];
         let (outcomes, played, stopped) = play_class(&game, &player, &prefix, 1, &opts).unwrap();
         assert_eq!((outcomes.len(), played, stopped), (1, 12, false));
+    }
+
+    /// A class's games are kept in `.resume` under a key that holds the player's search: the
+    /// same command again reads them back, another search plays them again. Fails if a kept
+    /// class were played again (the doctored piece not read), or if a study whose config
+    /// changed the search (another `c_puct`) read the games of the old one.
+    #[test]
+    fn a_class_is_kept_for_its_player_and_search_only() {
+        let game = weak_side_3();
+        let start = game.start().unwrap();
+        let dir = std::env::temp_dir().join(format!("eval-class-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let opts = PracticalOptions {
+            games: 2,
+            max_games: 2,
+            resume: Some(dir.clone()),
+            ..PracticalOptions::default()
+        };
+        let base = selfplay::search::SearchConfig::default();
+        let player = Contestant::mcts(8, &base);
+        let class = (&[start.board().cells()[0]][..], 1, 0.0);
+        let first = measure(&game, &start, &player, class, 1, &opts).unwrap();
+        assert_eq!(first.games, 2);
+        let kept: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(kept.len(), 1);
+        let mut piece: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&kept[0]).unwrap()).unwrap();
+        piece["value"]["games"] = 99.into();
+        std::fs::write(&kept[0], serde_json::to_vec(&piece).unwrap()).unwrap();
+        let again = measure(&game, &start, &player, class, 1, &opts).unwrap();
+        assert_eq!(again.games, 99, "the kept class was played again");
+        let other_search = selfplay::search::SearchConfig {
+            c_puct: base.c_puct * 2.0,
+            ..base.clone()
+        };
+        let other = Contestant::mcts(8, &other_search);
+        let replayed = measure(&game, &start, &other, class, 1, &opts).unwrap();
+        assert_eq!(
+            replayed.games, 2,
+            "another search read the old search's games"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Fails if one deterministic game (a network's repeated line) could decide a category.
