@@ -301,7 +301,7 @@ pub(crate) fn named_classes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::practical::tests::{interval, weak_side_3};
+    use crate::study::practical::tests::{doctor_the_kept_piece, interval, weak_side_3};
 
     /// `--classes` picks classes by the names the tables print, keeps their indices (so their
     /// seeds), and refuses a name that is not a class. Fails if a name matched the wrong class,
@@ -381,15 +381,7 @@ mod tests {
         let class = (&[start.board().cells()[0]][..], 1, 0.0);
         let first = measure(&game, &start, &player, class, 1, &opts).unwrap();
         assert_eq!(first.games, 2);
-        let kept: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        assert_eq!(kept.len(), 1);
-        let mut piece: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&kept[0]).unwrap()).unwrap();
-        piece["value"]["games"] = 99.into();
-        std::fs::write(&kept[0], serde_json::to_vec(&piece).unwrap()).unwrap();
+        doctor_the_kept_piece(&dir, |class| class["games"] = 99.into());
         let again = measure(&game, &start, &player, class, 1, &opts).unwrap();
         assert_eq!(again.games, 99, "the kept class was played again");
         let other_search = selfplay::search::SearchConfig {

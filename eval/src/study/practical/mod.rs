@@ -444,6 +444,23 @@ pub(crate) mod tests {
             .unwrap()
     }
 
+    /// Change the one piece a study kept in `dir` by `edit`, as a doctored file that a study
+    /// run again must read back rather than play.
+    pub(crate) fn doctor_the_kept_piece(
+        dir: &std::path::Path,
+        edit: impl FnOnce(&mut serde_json::Value),
+    ) {
+        let kept: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(kept.len(), 1, "one piece kept");
+        let mut piece: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&kept[0]).unwrap()).unwrap();
+        edit(&mut piece["value"]);
+        std::fs::write(&kept[0], serde_json::to_vec(&piece).unwrap()).unwrap();
+    }
+
     pub(crate) fn interval(estimate: f64, lo: f64, hi: f64) -> Estimate {
         Estimate { estimate, lo, hi }
     }

@@ -163,7 +163,7 @@ fn against(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::practical::tests::weak_side_3;
+    use crate::study::practical::tests::{doctor_the_kept_piece, weak_side_3};
 
     /// A player's anchor games are kept and read back by a study run again, and played again
     /// under other options. Fails if the gate replayed its games (the doctored result would be
@@ -183,15 +183,7 @@ mod tests {
         let first = reference(&game, &player, std::slice::from_ref(&anchor), &opts).unwrap();
         assert_eq!(first.anchors[0].wins + first.anchors[0].losses, 2);
         // Doctor the kept piece: a second run must read this back instead of playing.
-        let kept: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        assert_eq!(kept.len(), 1);
-        let mut piece: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&kept[0]).unwrap()).unwrap();
-        piece["value"][0]["wins"] = 99.into();
-        std::fs::write(&kept[0], serde_json::to_vec(&piece).unwrap()).unwrap();
+        doctor_the_kept_piece(&dir, |anchors| anchors[0]["wins"] = 99.into());
         let again = reference(&game, &player, std::slice::from_ref(&anchor), &opts).unwrap();
         assert_eq!(
             again.anchors[0].wins, 99,
