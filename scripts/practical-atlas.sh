@@ -94,9 +94,10 @@ for side in "${sides[@]}"; do
       # Each player of R(6)'s ladder studied alone, then joined: its convergence over them.
       study 6 komi-x2 lifeline-6-komi.toml lifeline-6-komi-x2 -- --komi 0,3,6,9,12
       study 6 komi-seed2 lifeline-6-komi.toml lifeline-6-komi-seed2 -- --komi 0,3,6,9,12
+      study 6 komi-x4 lifeline-6-komi.toml lifeline-6-komi-x4 -- --komi 0,3,6,9,12
       "$eval_bin" balance combine --out docs/balance/practical-6/komi-convergence \
         docs/balance/practical-6/komi docs/balance/practical-6/komi-x2 \
-        docs/balance/practical-6/komi-seed2 | head -n 3
+        docs/balance/practical-6/komi-x4 docs/balance/practical-6/komi-seed2 | head -n 3
       ;;
     7) study 7 komi lifeline-7-komi.toml lifeline-7-komi -- --komi 0,3,6,9,12 ;;
     *) echo "no practical figures for side $side (sides 3 to 7 have them; or: rejudge)" >&2; exit 2 ;;
