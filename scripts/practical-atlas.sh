@@ -87,6 +87,10 @@ for side in "${sides[@]}"; do
       study 5 weak-b2-1600 lifeline-5-weak.toml lifeline-5-weak lifeline-5-weak-x2 \
         lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --classes b2 --games 1600 --max-games 6400 \
         --seed 2
+      # The second seed at x2's budget, b2 alone the same way ("...the second seed at twice
+      # the budget"); x8's joins it once finished.
+      study 5 weak-b2-1600-seed2-x2 lifeline-5-weak.toml lifeline-5-weak-seed2-x2 -- --classes b2 \
+        --games 1600 --max-games 6400 --seed 2
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     6)
