@@ -715,6 +715,89 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
     );
 }
 
+/// `eval balance combine --player`: a ladder's study holds players a convergence leaves out
+/// (another budget, another seed), so the reader names those combined. How it could fail: a
+/// player not named kept, a named one dropped or out of the studies' order, its games or
+/// verdict changed by the choice, or a name no study holds, or a folder left with none of its
+/// players, accepted instead of refused with the names listed and nothing written.
+#[test]
+fn combine_takes_only_the_players_named() {
+    let committed =
+        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/balance/{name}"));
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("practical.json")).unwrap()).unwrap()
+    };
+    let (dir, _) = setup("combine-named", "");
+    let (ladder, old) = (
+        committed("practical-3/komi-convergence"),
+        committed("practical-3/komi-old-fixture"),
+    );
+    let run = |names: &[&str]| {
+        let mut args = vec!["balance", "combine", "--out", dir.to_str().unwrap()];
+        for name in names {
+            args.extend(["--player", name]);
+        }
+        Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(args)
+            .args([&ladder, &old])
+            .output()
+            .unwrap()
+    };
+    let done = run(&["komi@64", "komi-seed2@64"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let combined = read(&dir);
+    let players = combined["players"].as_array().unwrap();
+    let names: Vec<&str> = players
+        .iter()
+        .map(|p| p["reference"]["player"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["komi-seed2@64", "komi@64"],
+        "only those named, in the studies' order"
+    );
+    let own = read(&ladder);
+    let mine = own["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["reference"]["player"] == "komi-seed2@64")
+        .unwrap();
+    assert_eq!(
+        players[0]["classes"], mine["classes"],
+        "the games as they were"
+    );
+    assert_eq!(
+        players[0]["verdict"], mine["verdict"],
+        "judged as in its own study"
+    );
+    assert!(combined["command"].as_str().unwrap().contains("--player"));
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Refused, naming what is wrong, and nothing written.
+    let refused = |names: &[&str]| {
+        let out = run(names);
+        assert!(!out.status.success());
+        assert!(!dir.exists(), "nothing written");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let missing = refused(&["komi@64", "komi-x8@64"]);
+    assert!(
+        missing.contains("komi-x8@64") && missing.contains("komi-budget2@64"),
+        "the name refused and those the studies hold: {missing}"
+    );
+    let left = refused(&["komi-seed2@64"]);
+    assert!(
+        left.contains("komi-old-fixture") && left.contains("none of its players"),
+        "{left}"
+    );
+    std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+}
+
 /// `eval balance combine`: two committed side-3 komi studies (today's reference fixture and the
 /// older one, each played alone) written as one study over both players, nothing replayed. How
 /// it could fail: a player lost, reordered or judged differently than in its own study, the

@@ -109,6 +109,10 @@ pub enum Study {
         /// The folder the combined study's JSON, Markdown and SVG go to.
         #[arg(long)]
         out: PathBuf,
+        /// Only this player of the studies (as its study names it, e.g. `name@64`);
+        /// repeatable. Without it every player of every study is combined.
+        #[arg(long = "player")]
+        players: Vec<String>,
         /// The studies' folders (each holding `practical.json`), at least two.
         #[arg(required = true, num_args = 2..)]
         dirs: Vec<PathBuf>,
@@ -280,7 +284,7 @@ fn run_study(study: Study) -> Result<String, EvalError> {
         Study::SwapMap { args, check_games } => swapmap::run(&args.setup()?, check_games),
         Study::Practical { args } => practical::run(&args.setup()?),
         Study::Rejudge { dir } => practical::rejudge::rejudge(&dir),
-        Study::Combine { out, dirs } => practical::rejudge::combine(&dirs, &out),
+        Study::Combine { out, players, dirs } => practical::rejudge::combine(&dirs, &out, &players),
         Study::PieTable { args, sides, komi } => {
             let komis = parse_komis(&komi)?;
             pie_table::run(&args.setup()?, &sides, &komis)

@@ -112,11 +112,12 @@ pub fn rejudge(dir: &Path) -> Result<String, EvalError> {
 }
 
 /// The practical studies in `dirs`, of one game played the same way, judged again and
-/// written as one study in `out` with the convergence over all their players; returns the
-/// Markdown. Refused, with nothing written, when a study cannot be read, when the studies
-/// are of different games, sampling or komis, when a player appears twice, or when `out` is
-/// one of them.
-pub fn combine(dirs: &[PathBuf], out: &Path) -> Result<String, EvalError> {
+/// written as one study in `out` with the convergence over their players (those `only`
+/// names, or all when it is empty); returns the Markdown. Refused, with nothing written,
+/// when a study cannot be read, when the studies are of different games, sampling or komis,
+/// when a chosen player appears twice, when `only` names a player no study holds or leaves
+/// a study with none, or when `out` is one of them.
+pub fn combine(dirs: &[PathBuf], out: &Path, only: &[String]) -> Result<String, EvalError> {
     if dirs.len() < 2 {
         return Err(EvalError::Config(format!(
             "combine takes at least two study folders (got {})",
@@ -136,52 +137,15 @@ pub fn combine(dirs: &[PathBuf], out: &Path) -> Result<String, EvalError> {
         )));
     }
     let read: Vec<Read> = dirs.iter().map(|d| read(d)).collect::<Result<_, _>>()?;
-    let first = &read[0];
-    let Some(model) = first.players.first() else {
+    if let Some(r) = read.iter().find(|r| r.players.is_empty()) {
         return Err(EvalError::Config(format!(
             "{}: field `players` is empty",
-            first.path.display()
+            r.path.display()
         )));
-    };
-    let komis = |s: &PlayerStudy| s.komi.as_ref().map(|k| k.komis.clone());
-    let mut players: Vec<PlayerStudy> = Vec::new();
-    for r in &read {
-        for s in &r.players {
-            let differs = |field: &str, theirs: String, ours: String| {
-                EvalError::Config(format!(
-                    "{}: player {}'s field `{field}` is {theirs}, but {} has {ours}: only studies of one game played the same way are combined",
-                    r.path.display(),
-                    s.reference.player,
-                    first.path.display()
-                ))
-            };
-            if s.game != model.game {
-                return Err(differs("game", s.game.clone(), model.game.clone()));
-            }
-            if s.sampling != model.sampling {
-                return Err(differs(
-                    "sampling",
-                    s.sampling.clone(),
-                    model.sampling.clone(),
-                ));
-            }
-            if komis(s) != komis(model) {
-                let show = |k: Option<Vec<u32>>| format!("{k:?}");
-                return Err(differs("komi.komis", show(komis(s)), show(komis(model))));
-            }
-            if players
-                .iter()
-                .any(|p| p.reference.player == s.reference.player)
-            {
-                return Err(EvalError::Config(format!(
-                    "{}: player {} is already in another study combined: each player once",
-                    r.path.display(),
-                    s.reference.player
-                )));
-            }
-            players.push(s.clone());
-        }
     }
+    let chosen = chosen(&read, only)?;
+    let first = chosen[0].0;
+    let mut players = of_one_game(&chosen)?;
     judge_again(&mut players);
     let convergence = converged(&players, komi_pie(&players));
     let command = command_line();
@@ -214,4 +178,99 @@ pub fn combine(dirs: &[PathBuf], out: &Path) -> Result<String, EvalError> {
     })?;
     write_files(out, "practical", &json, &report::svg(&players), &md)?;
     Ok(md)
+}
+
+/// The players of `read` that `only` names, each beside its study, in the studies' order; all
+/// of them when `only` is empty. A ladder's study may hold players a convergence leaves out
+/// (a smaller budget, another seed), so the reader chooses them by name. Refused when a name
+/// is in none of the studies (the names they hold are listed), and when a study gives none
+/// of the names: it would be listed among those combined while adding nothing.
+fn chosen<'a>(
+    read: &'a [Read],
+    only: &[String],
+) -> Result<Vec<(&'a Read, &'a PlayerStudy)>, EvalError> {
+    let named = |s: &PlayerStudy| only.is_empty() || only.contains(&s.reference.player);
+    let names = |r: &Read| {
+        let names: Vec<&str> = r
+            .players
+            .iter()
+            .map(|s| s.reference.player.as_str())
+            .collect();
+        names.join(", ")
+    };
+    let held = |name: &String| {
+        read.iter()
+            .flat_map(|r| &r.players)
+            .any(|s| &s.reference.player == name)
+    };
+    if let Some(missing) = only.iter().find(|name| !held(name)) {
+        let all: Vec<String> = read
+            .iter()
+            .map(|r| format!("{} holds {}", r.path.display(), names(r)))
+            .collect();
+        return Err(EvalError::Config(format!(
+            "--player {missing} is in none of the studies combined ({})",
+            all.join("; ")
+        )));
+    }
+    if let Some(r) = read.iter().find(|r| !r.players.iter().any(named)) {
+        return Err(EvalError::Config(format!(
+            "{}: none of its players ({}) is named by --player: leave the folder out or name one",
+            r.path.display(),
+            names(r)
+        )));
+    }
+    Ok(read
+        .iter()
+        .flat_map(|r| {
+            r.players
+                .iter()
+                .filter(move |s| named(s))
+                .map(move |s| (r, s))
+        })
+        .collect())
+}
+
+/// The chosen players, each once, refused with the file and field named unless all are of the
+/// first one's game, sampling and komis: only then are their figures one ladder's.
+fn of_one_game(chosen: &[(&Read, &PlayerStudy)]) -> Result<Vec<PlayerStudy>, EvalError> {
+    let (first, model) = chosen[0];
+    let komis = |s: &PlayerStudy| s.komi.as_ref().map(|k| k.komis.clone());
+    let mut players: Vec<PlayerStudy> = Vec::new();
+    for &(r, s) in chosen {
+        let differs = |field: &str, theirs: String, ours: String| {
+            EvalError::Config(format!(
+                "{}: player {}'s field `{field}` is {theirs}, but {} has {ours}: only studies of one game played the same way are combined",
+                r.path.display(),
+                s.reference.player,
+                first.path.display()
+            ))
+        };
+        if s.game != model.game {
+            return Err(differs("game", s.game.clone(), model.game.clone()));
+        }
+        if s.sampling != model.sampling {
+            return Err(differs(
+                "sampling",
+                s.sampling.clone(),
+                model.sampling.clone(),
+            ));
+        }
+        if komis(s) != komis(model) {
+            let show = |k: Option<Vec<u32>>| format!("{k:?}");
+            return Err(differs("komi.komis", show(komis(s)), show(komis(model))));
+        }
+        if players
+            .iter()
+            .any(|p| p.reference.player == s.reference.player)
+        {
+            return Err(EvalError::Config(format!(
+                "{}: player {} is already in another study combined: each player once",
+                r.path.display(),
+                s.reference.player
+            )));
+        }
+        players.push(s.clone());
+    }
+    Ok(players)
 }
