@@ -715,6 +715,16 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
     );
 }
 
+/// A committed study's folder under docs/balance.
+fn committed(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/balance/{name}"))
+}
+
+/// The `practical.json` of the study in `dir`.
+fn practical_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("practical.json")).unwrap()).unwrap()
+}
+
 /// `eval balance combine --player`: a ladder's study holds players a convergence leaves out
 /// (another budget, another seed), so the reader names those combined. How it could fail: a
 /// player not named kept, a named one dropped or out of the studies' order, its games or
@@ -722,11 +732,6 @@ fn rejudge_recomputes_verdicts_from_the_games_and_keeps_the_command() {
 /// players, accepted instead of refused with the names listed and nothing written.
 #[test]
 fn combine_takes_only_the_players_named() {
-    let committed =
-        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/balance/{name}"));
-    let read = |p: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p.join("practical.json")).unwrap()).unwrap()
-    };
     let (dir, _) = setup("combine-named", "");
     let (ladder, old) = (
         committed("practical-3/komi-convergence"),
@@ -749,7 +754,7 @@ fn combine_takes_only_the_players_named() {
         "{}",
         String::from_utf8_lossy(&done.stderr)
     );
-    let combined = read(&dir);
+    let combined = practical_json(&dir);
     let players = combined["players"].as_array().unwrap();
     let names: Vec<&str> = players
         .iter()
@@ -760,7 +765,7 @@ fn combine_takes_only_the_players_named() {
         ["komi-seed2@64", "komi@64"],
         "only those named, in the studies' order"
     );
-    let own = read(&ladder);
+    let own = practical_json(&ladder);
     let mine = own["players"]
         .as_array()
         .unwrap()
@@ -806,11 +811,6 @@ fn combine_takes_only_the_players_named() {
 /// written) instead of refused with the file and the field named.
 #[test]
 fn combine_reads_the_convergence_over_the_players_of_several_studies() {
-    let committed =
-        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/balance/{name}"));
-    let read = |p: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p.join("practical.json")).unwrap()).unwrap()
-    };
     let (dir, _) = setup("combine", "");
     let (a, b) = (
         committed("practical-3/komi"),
@@ -823,9 +823,9 @@ fn combine_reads_the_convergence_over_the_players_of_several_studies() {
         a.to_str().unwrap(),
         b.to_str().unwrap(),
     ]);
-    let combined = read(&dir);
+    let combined = practical_json(&dir);
     let players = combined["players"].as_array().unwrap();
-    let own: Vec<serde_json::Value> = [&a, &b].iter().map(|d| read(d)).collect();
+    let own: Vec<serde_json::Value> = [&a, &b].iter().map(|d| practical_json(d)).collect();
     assert_eq!(players.len(), 2);
     for (p, study) in players.iter().zip(&own) {
         let mine = &study["players"][0];
