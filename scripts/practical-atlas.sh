@@ -87,10 +87,18 @@ for side in "${sides[@]}"; do
       study 5 weak-b2-1600 lifeline-5-weak.toml lifeline-5-weak lifeline-5-weak-x2 \
         lifeline-5-weak-x4 lifeline-5-weak-seed2 -- --classes b2 --games 1600 --max-games 6400 \
         --seed 2
-      # The second seed at x2's budget, b2 alone the same way ("...the second seed at twice
-      # the budget"); x8's joins it once finished.
+      # The second seed at x2's budget and x8, b2 alone the same way ("...the second seed at
+      # twice the budget", "...at eight times the budget"), then the convergence over x2, x4,
+      # x8 and the second seed at x2's budget, chosen by name from the three studies.
       study 5 weak-b2-1600-seed2-x2 lifeline-5-weak.toml lifeline-5-weak-seed2-x2 -- --classes b2 \
         --games 1600 --max-games 6400 --seed 2
+      study 5 weak-b2-1600-x8 lifeline-5-weak.toml lifeline-5-weak-x8 -- --classes b2 \
+        --games 1600 --max-games 6400 --seed 2
+      "$eval_bin" balance combine --player lifeline-5-weak-x2@64 --player lifeline-5-weak-x4@64 \
+        --player lifeline-5-weak-x8@64 --player lifeline-5-weak-seed2-x2@64 \
+        --out docs/balance/practical-5/weak-b2-convergence docs/balance/practical-5/weak-b2-1600 \
+        docs/balance/practical-5/weak-b2-1600-seed2-x2 docs/balance/practical-5/weak-b2-1600-x8 \
+        | head -n 3
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     6)
