@@ -241,9 +241,37 @@ fn refresh_ratings(run: &Path) {
     }
 }
 
-fn main() -> Result<()> {
+/// A stop someone asked for (SIGINT or SIGTERM) ends with its one line and the shell's status
+/// for an interrupt, 130; any other error keeps anyhow's report (with a backtrace where
+/// RUST_BACKTRACE asks for one), and status 1.
+fn main() -> Result<std::process::ExitCode> {
+    match run_command(Cli::parse().command) {
+        Ok(()) => Ok(std::process::ExitCode::SUCCESS),
+        Err(e) if is_requested_stop(&e) => {
+            eprintln!("{e:#}");
+            Ok(std::process::ExitCode::from(130))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `e` is, or was caused by, a stop the signal handler was asked for: a match or a
+/// study cut short, not a failure.
+fn is_requested_stop(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<eval::EvalError>(),
+            Some(
+                eval::EvalError::Interrupted
+                    | eval::EvalError::Stopped { .. }
+                    | eval::EvalError::StudyStopped { .. }
+            )
+        )
+    })
+}
+
+fn run_command(command: Command) -> Result<()> {
     net::model::default_device_on_cpu();
-    let command = Cli::parse().command;
     // Roles that write finish the write in progress on a first signal; the server writes
     // nothing, so a signal ends it at once (the default action).
     if !matches!(command, Command::Serve { .. }) {
