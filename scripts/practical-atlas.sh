@@ -99,6 +99,16 @@ for side in "${sides[@]}"; do
         --out docs/balance/practical-5/weak-b2-convergence docs/balance/practical-5/weak-b2-1600 \
         docs/balance/practical-5/weak-b2-1600-seed2-x2 docs/balance/practical-5/weak-b2-1600-x8 \
         | head -n 3
+      # The second seed at x4's budget, b2 alone the same way ("...the second seed at four
+      # times the budget"), beside the four above: which way the seeds' gap goes.
+      study 5 weak-b2-1600-seed2-x4 lifeline-5-weak.toml lifeline-5-weak-seed2-x4 -- --classes b2 \
+        --games 1600 --max-games 6400 --seed 2
+      "$eval_bin" balance combine --player lifeline-5-weak-x2@64 --player lifeline-5-weak-x4@64 \
+        --player lifeline-5-weak-x8@64 --player lifeline-5-weak-seed2-x2@64 \
+        --player lifeline-5-weak-seed2-x4@64 --out docs/balance/practical-5/weak-b2-seeds \
+        docs/balance/practical-5/weak-b2-1600 docs/balance/practical-5/weak-b2-1600-seed2-x2 \
+        docs/balance/practical-5/weak-b2-1600-x8 docs/balance/practical-5/weak-b2-1600-seed2-x4 \
+        | head -n 3
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     6)
