@@ -360,6 +360,72 @@ fn a_killed_study_resumes_from_its_finished_pieces() {
     std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
 }
 
+/// A study stopped by a signal (SIGINT, as Ctrl-C sends) exits with status 130, not as a
+/// failure, and says where its finished pieces are kept and that the same command goes on.
+#[test]
+fn a_study_stopped_by_a_signal_says_where_its_pieces_are() {
+    let (out, cfg) = setup(
+        "sigint",
+        &CONFIG
+            .replace("size = 3", "size = 5")
+            .replace("balance = \"weak\"", "balance = \"komi\""),
+    );
+    // Thirteen komi points, one piece each (32 side-5 games at 64 visits, a fraction of a
+    // second each on a 2-core Intel Xeon): polled every 50 ms, the signal lands after the first
+    // piece and well before the last.
+    let child = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["balance", "komi", "--config", s(&cfg)])
+        .args(["--player", "mcts:64", "--games", "32", "--komi", "0..=12"])
+        .args(["--out", s(&out)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pieces = out.join(".resume");
+    // Finished pieces only: a piece being written is a `.NAME.tmp-PID` file beside them.
+    let kept = || {
+        std::fs::read_dir(&pieces).map_or(0, |d| {
+            d.filter(|e| {
+                !e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('.')
+            })
+            .count()
+        })
+    };
+    let waited = std::time::Instant::now();
+    while kept() == 0 && waited.elapsed() < std::time::Duration::from_secs(600) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // Fails if the stop is reported as a failure (status 1 and anyhow's "Error:"), if the
+    // match's own "interrupted" error reaches the reader instead of the study's, or if the
+    // message does not name the folder the same command resumes from.
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("finished pieces are kept in")
+            && stderr.contains(s(&pieces))
+            && stderr.contains("the same command goes on"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Error:"), "{stderr}");
+    let kept = kept();
+    assert!(
+        (1..13).contains(&kept),
+        "{kept} of 13 pieces kept: stopped part-way"
+    );
+    assert!(!out.join("komi.json").exists(), "no study written half");
+    std::fs::remove_dir_all(out.parent().unwrap()).unwrap();
+}
+
 /// Options a study cannot honour are refused before its first game, each naming its option,
 /// and nothing is written: a study takes hours, and must not fail after them.
 #[test]
