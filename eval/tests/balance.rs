@@ -399,12 +399,7 @@ fn a_study_stopped_by_a_signal_says_where_its_pieces_are() {
     while kept() == 0 && waited.elapsed() < std::time::Duration::from_secs(600) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let o = child.wait_with_output().unwrap();
+    let o = crate::signal_and_wait(child, "-INT");
     let stderr = String::from_utf8_lossy(&o.stderr);
     // Fails if the stop is reported as a failure (status 1 and anyhow's "Error:"), if the
     // match's own "interrupted" error reaches the reader instead of the study's, or if the

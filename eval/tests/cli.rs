@@ -282,12 +282,7 @@ fn sigterm_stops_a_match_says_so_and_writes_nothing_half() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(700));
-    assert!(Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = child.wait_with_output().unwrap();
+    let out = crate::signal_and_wait(child, "-TERM");
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Fails if a requested stop is reported as a failure (status 1, anyhow's "Error:" report)
     // or prints a backtrace where RUST_BACKTRACE is set, as it did before.

@@ -11,3 +11,14 @@ mod render;
 mod serve;
 mod strength;
 mod truth;
+
+/// Sends `signal` (as `kill` names it: `-INT`, `-TERM`) to `child`, then waits for its output:
+/// how the tests of a requested stop end the process they started.
+fn signal_and_wait(child: std::process::Child, signal: &str) -> std::process::Output {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {}", child.id());
+    child.wait_with_output().unwrap()
+}
