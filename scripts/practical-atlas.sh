@@ -123,12 +123,14 @@ for side in "${sides[@]}"; do
       ;;
     7)
       study 7 komi lifeline-7-komi.toml lifeline-7-komi -- --komi 0,3,6,9,12
-      # R(7)'s two doublings, then the three joined (one seed: not a convergence yet).
+      # R(7)'s two doublings and its second seed (the seed's own config, R(7)'s but for
+      # train.seed, which a study does not read), then the four joined: its convergence.
       study 7 komi-x2 lifeline-7-komi.toml lifeline-7-komi-x2 -- --komi 0,3,6,9,12
       study 7 komi-x4 lifeline-7-komi.toml lifeline-7-komi-x4 -- --komi 0,3,6,9,12
+      study 7 komi-seed2 lifeline-7-komi-seed2.toml lifeline-7-komi-seed2 -- --komi 0,3,6,9,12
       "$eval_bin" balance combine --out docs/balance/practical-7/komi-convergence \
         docs/balance/practical-7/komi docs/balance/practical-7/komi-x2 \
-        docs/balance/practical-7/komi-x4 | head -n 3
+        docs/balance/practical-7/komi-x4 docs/balance/practical-7/komi-seed2 | head -n 3
       ;;
     *) echo "no practical figures for side $side (sides 3 to 7 have them; or: rejudge)" >&2; exit 2 ;;
   esac
