@@ -109,6 +109,14 @@ for side in "${sides[@]}"; do
         docs/balance/practical-5/weak-b2-1600 docs/balance/practical-5/weak-b2-1600-seed2-x2 \
         docs/balance/practical-5/weak-b2-1600-x8 docs/balance/practical-5/weak-b2-1600-seed2-x4 \
         | head -n 3
+      # The third seed at x2's budget, b2 alone the same way ("...a third seed at twice the
+      # budget"), joined with the other two seeds at 800 rounds: whether the seeds agree there.
+      study 5 weak-b2-1600-seed3-x2 lifeline-5-weak.toml lifeline-5-weak-seed3-x2 -- --classes b2 \
+        --games 1600 --max-games 6400 --seed 2
+      "$eval_bin" balance combine --player lifeline-5-weak-x2@64 --player lifeline-5-weak-seed2-x2@64 \
+        --player lifeline-5-weak-seed3-x2@64 --out docs/balance/practical-5/weak-b2-seeds-x2 \
+        docs/balance/practical-5/weak-b2-1600 docs/balance/practical-5/weak-b2-1600-seed2-x2 \
+        docs/balance/practical-5/weak-b2-1600-seed3-x2 | head -n 3
       study 5 strong lifeline-5-strong.toml lifeline-5-strong
       ;;
     6)
