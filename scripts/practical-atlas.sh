@@ -139,6 +139,10 @@ for side in "${sides[@]}"; do
       "$eval_bin" balance combine --out docs/balance/practical-7/komi-convergence \
         docs/balance/practical-7/komi docs/balance/practical-7/komi-x2 \
         docs/balance/practical-7/komi-x4 docs/balance/practical-7/komi-seed2 | head -n 3
+      # The second seed at x2's budget, joined with R(7)-x2: the two seeds at 800 rounds.
+      study 7 komi-seed2-x2 lifeline-7-komi-seed2.toml lifeline-7-komi-seed2-x2 -- --komi 0,3,6,9,12
+      "$eval_bin" balance combine --out docs/balance/practical-7/komi-seeds-x2 \
+        docs/balance/practical-7/komi-x2 docs/balance/practical-7/komi-seed2-x2 | head -n 3
       ;;
     *) echo "no practical figures for side $side (sides 3 to 7 have them; or: rejudge)" >&2; exit 2 ;;
   esac
